@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  // jest 30 + execa's signal-exit: without this, a passing run exits 1 with a stack overflow.
+  testEnvironmentOptions: { globalsCleanup: 'off' },
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } }],
+  },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testMatch: ['<rootDir>/spec/**/*.spec.ts'],
+  testTimeout: 30000,
+};

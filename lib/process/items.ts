@@ -1,0 +1,45 @@
+/** One LF-framed line of the child's stdout (a trailing CR removed). */
+export interface ProcessLine {
+  readonly kind: 'line';
+  readonly text: string;
+}
+
+/**
+ * A stdout line longer than `maxLineBytes`. Only its length and a short head are kept; the rest
+ * was discarded as it arrived, and the stream goes on with the next line.
+ */
+export interface ProcessOverlongLine {
+  readonly kind: 'line-too-long';
+  /** Length of the whole line in bytes (without the LF). */
+  readonly bytes: number;
+  /** The first bytes of the line, decoded as UTF-8. */
+  readonly head: string;
+}
+
+/** Why a process could not be started (ENOENT, EACCES, ...). */
+export interface SpawnFailure {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** The last item of every `processLines` stream: how the process ended. */
+export interface ProcessExit {
+  readonly kind: 'exit';
+  /** Exit code, or `null` when the process was killed by a signal or never started. */
+  readonly exitCode: number | null;
+  /** The signal that ended the process, or `null`. */
+  readonly signal: NodeJS.Signals | null;
+  /** The end of stderr, at most `stderrTailBytes` bytes, decoded as UTF-8. */
+  readonly stderr: string;
+  /** How many bytes at the start of stderr were dropped to keep the tail bounded. */
+  readonly stderrTruncatedBytes: number;
+  /** Set when the process could not be started; then no line was emitted before this item. */
+  readonly spawnError: SpawnFailure | null;
+  /** The child's pid, when it started. */
+  readonly pid: number | null;
+  /** Milliseconds from spawn to exit. */
+  readonly durationMs: number;
+}
+
+/** What `processLines` emits: lines, overlong-line markers, and one final exit item. */
+export type ProcessItem = ProcessLine | ProcessOverlongLine | ProcessExit;

@@ -1,0 +1,108 @@
+import type { ProcessLine, ProcessOverlongLine } from './items.js';
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+/** Bytes of an overlong line kept for its diagnostic head. */
+export const OVERLONG_HEAD_BYTES = 256;
+
+export type Frame = ProcessLine | ProcessOverlongLine;
+
+/**
+ * Splits a byte stream into lines on LF only (never on a lone CR, U+2028 or U+2029), working on
+ * Buffers: only complete lines are decoded, so a multi-byte UTF-8 character split across chunks
+ * comes out whole. A trailing CR is removed. A line longer than `maxLineBytes` is discarded as it
+ * arrives; only its length and its head are kept.
+ */
+export class LineFramer {
+  readonly #maxLineBytes: number;
+  /** Pieces of the unfinished line, in order. */
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  /** Set while discarding an overlong line. */
+  #overlong: { head: string; bytes: number; lastByte: number } | null = null;
+
+  constructor(maxLineBytes: number) {
+    this.#maxLineBytes = maxLineBytes;
+  }
+
+  /** Feeds one chunk; calls `emit` for every line it completes. */
+  push(chunk: Buffer, emit: (frame: Frame) => void): void {
+    let start = 0;
+    let lf = chunk.indexOf(LF);
+    while (lf !== -1) {
+      emit(this.#complete(chunk, start, lf));
+      start = lf + 1;
+      lf = chunk.indexOf(LF, start);
+    }
+    if (start < chunk.length) this.#keep(chunk, start);
+  }
+
+  /** Flushes the final line when the stream ended without an LF. */
+  end(emit: (frame: Frame) => void): void {
+    if (this.#overlong !== null || this.#pendingBytes > 0) emit(this.#complete(EMPTY, 0, 0));
+  }
+
+  #complete(chunk: Buffer, start: number, end: number): Frame {
+    const overlong = this.#overlong;
+    if (overlong !== null) {
+      this.#overlong = null;
+      const lastByte = end > start ? chunk[end - 1] : overlong.lastByte;
+      const bytes = overlong.bytes + (end - start) - (lastByte === CR ? 1 : 0);
+      return { kind: 'line-too-long', bytes, head: overlong.head };
+    }
+    let line = chunk;
+    if (this.#pendingBytes > 0) {
+      // The line started in an earlier chunk: join its pieces once, now that it is complete.
+      if (end > start) this.#pending.push(chunk.subarray(start, end));
+      line = Buffer.concat(this.#pending);
+      start = 0;
+      end = line.length;
+      this.#pending = [];
+      this.#pendingBytes = 0;
+    }
+    if (end > start && line[end - 1] === CR) end -= 1;
+    if (end - start > this.#maxLineBytes) {
+      return { kind: 'line-too-long', bytes: end - start, head: headOf([line.subarray(start, end)]) };
+    }
+    return { kind: 'line', text: line.toString('utf8', start, end) };
+  }
+
+  #keep(chunk: Buffer, start: number): void {
+    const length = chunk.length - start;
+    const overlong = this.#overlong;
+    if (overlong !== null) {
+      overlong.bytes += length;
+      overlong.lastByte = chunk[chunk.length - 1] ?? overlong.lastByte;
+      return;
+    }
+    this.#pending.push(chunk.subarray(start));
+    this.#pendingBytes += length;
+    // One byte of slack: a line of exactly maxLineBytes may still end in CR LF.
+    if (this.#pendingBytes > this.#maxLineBytes + 1) {
+      this.#overlong = {
+        head: headOf(this.#pending),
+        bytes: this.#pendingBytes,
+        lastByte: chunk[chunk.length - 1] ?? 0,
+      };
+      this.#pending = [];
+      this.#pendingBytes = 0;
+    }
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function headOf(pieces: readonly Buffer[]): string {
+  const bytes: Buffer[] = [];
+  let total = 0;
+  for (const piece of pieces) {
+    if (total >= OVERLONG_HEAD_BYTES) break;
+    const part = piece.subarray(0, OVERLONG_HEAD_BYTES - total);
+    bytes.push(part);
+    total += part.length;
+  }
+  const head = Buffer.concat(bytes).toString('utf8');
+  // Cutting a multi-byte character in half leaves a replacement character at the end.
+  return head.endsWith('\uFFFD') ? head.slice(0, -1) : head;
+}

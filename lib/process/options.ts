@@ -1,0 +1,104 @@
+/** How to ask a process to stop before it is killed. */
+export interface InterruptOptions {
+  /** Signal sent to the root process; `null` sends none. */
+  readonly signal?: NodeJS.Signals | null;
+  /** Bytes written to stdin first, when stdin is still open (e.g. `'\u0003'`). */
+  readonly stdin?: string | Uint8Array | null;
+}
+
+/** Options of `processLines`. */
+export interface ProcessOptions {
+  /** Working directory of the process. */
+  readonly cwd?: string;
+  /** Variables merged over `process.env`; `undefined` removes one. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  /** Written to stdin, which is then closed. Without it stdin is closed from the start. */
+  readonly stdin?: string | Uint8Array;
+  /** The graceful interrupt. Default: `'\u0003'` on stdin if still open, then SIGINT. */
+  readonly interrupt?: InterruptOptions;
+  /** How long to wait after the interrupt before killing the tree. Default 2000. */
+  readonly gracePeriodMs?: number;
+  /** How long to wait for killed processes to disappear. Default 5000. */
+  readonly killTimeoutMs?: number;
+  /** Lines longer than this (in bytes) are reported, not emitted. Default 32 MiB. */
+  readonly maxLineBytes?: number;
+  /** How much of the end of stderr the exit item keeps. Default 64 KiB. */
+  readonly stderrTailBytes?: number;
+  /** Called once the stop sequence or the clean-up after exit has finished, with what happened. */
+  readonly onStopped?: (report: StopReport) => void;
+}
+
+/** What a run's stop sequence or clean-up did, for logs and tests. */
+export interface StopReport {
+  readonly pid: number | null;
+  /** `true` when the run was stopped (unsubscribe or `stopAllRuns`), `false` when it exited itself. */
+  readonly requested: boolean;
+  /** Whether the root exited during the grace period (no SIGKILL needed for it). */
+  readonly exitedGracefully: boolean;
+  /** Pids that were sent SIGKILL. */
+  readonly killed: readonly number[];
+  /** Every process of the run was seen gone within `killTimeoutMs`. */
+  readonly confirmed: boolean;
+  /** Pids still alive when confirmation gave up. */
+  readonly survivors: readonly number[];
+  /** Milliseconds from the stop request (or the root's exit) to the end of the sequence. */
+  readonly durationMs: number;
+  /** Swallowed failures (EPIPE, ESRCH, a missing `ps`, ...). */
+  readonly errors: readonly string[];
+}
+
+export interface ResolvedProcessOptions {
+  readonly cwd: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>> | undefined;
+  readonly stdin: string | Uint8Array | undefined;
+  readonly interrupt: { readonly signal: NodeJS.Signals | null; readonly stdin: string | Uint8Array | null };
+  readonly gracePeriodMs: number;
+  readonly killTimeoutMs: number;
+  readonly maxLineBytes: number;
+  readonly stderrTailBytes: number;
+  readonly onStopped: ((report: StopReport) => void) | undefined;
+}
+
+export const DEFAULT_INTERRUPT = { signal: 'SIGINT', stdin: '\u0003' } as const;
+
+/** Validates options at call time: programmer errors throw `TypeError`, before anything spawns. */
+export function resolveProcessOptions(command: unknown, args: unknown, options: ProcessOptions): ResolvedProcessOptions {
+  if (typeof command !== 'string' || command.length === 0) {
+    throw new TypeError('agent-rx: the command must be a non-empty string');
+  }
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
+    throw new TypeError('agent-rx: args must be an array of strings');
+  }
+  const interrupt = options.interrupt ?? DEFAULT_INTERRUPT;
+  const signal = interrupt.signal === undefined ? DEFAULT_INTERRUPT.signal : interrupt.signal;
+  if (signal !== null && (typeof signal !== 'string' || !/^SIG[A-Z0-9]+$/.test(signal))) {
+    throw new TypeError(`agent-rx: interrupt.signal must be a signal name such as 'SIGTERM', got ${String(signal)}`);
+  }
+  return {
+    cwd: options.cwd,
+    env: options.env,
+    stdin: options.stdin,
+    interrupt: { signal, stdin: interrupt.stdin === undefined ? DEFAULT_INTERRUPT.stdin : interrupt.stdin },
+    gracePeriodMs: nonNegative('gracePeriodMs', options.gracePeriodMs, 2000),
+    killTimeoutMs: nonNegative('killTimeoutMs', options.killTimeoutMs, 5000),
+    maxLineBytes: positive('maxLineBytes', options.maxLineBytes, 32 * 1024 * 1024),
+    stderrTailBytes: nonNegative('stderrTailBytes', options.stderrTailBytes, 64 * 1024),
+    onStopped: options.onStopped,
+  };
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < 0) {
+    throw new TypeError(`agent-rx: ${name} must be a finite number >= 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) {
+    throw new TypeError(`agent-rx: ${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+
+/** One row of the process table. */
+export interface ProcessEntry {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly pgid: number;
+  /** Start time in clock ticks since boot (Linux); `''` where the platform does not say. */
+  readonly startTime: string;
+  readonly zombie: boolean;
+  /** The process carries the run marker in its environment (Linux only). */
+  readonly marked: boolean;
+}
+
+export interface ProcessTable {
+  readonly entries: readonly ProcessEntry[];
+  /** Why the table is empty or partial (no /proc and no `ps`), for diagnostics. */
+  readonly error: string | null;
+}
+
+const hasProc = process.platform === 'linux';
+
+/**
+ * Reads the process table: from /proc on Linux (no child process needed), elsewhere from `ps`.
+ * Never rejects: a missing `ps` or an unreadable entry gives an empty or partial table.
+ * With `marker` (a `NAME=value` string), entries whose environment holds it are flagged.
+ */
+export async function readProcessTable(marker?: string): Promise<ProcessTable> {
+  return hasProc ? readProc(marker) : readPs();
+}
+
+async function readProc(marker: string | undefined): Promise<ProcessTable> {
+  let names: string[];
+  try {
+    names = await readdir('/proc');
+  } catch (error) {
+    return { entries: [], error: `cannot list /proc: ${describe(error)}` };
+  }
+  const needle = marker === undefined ? null : Buffer.from(`${marker}\0`);
+  const rows = await Promise.all(
+    names.filter(isPid).map(async (name) => {
+      const stat = await readStat(Number(name));
+      if (stat === null || needle === null) return stat;
+      return { ...stat, marked: await environHas(stat.pid, needle) };
+    }),
+  );
+  return { entries: rows.filter((row): row is ProcessEntry => row !== null), error: null };
+}
+
+/** Reads one process's stat line; `null` when it is gone. */
+export async function readStat(pid: number): Promise<ProcessEntry | null> {
+  let text: string;
+  try {
+    text = await readFile(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return null;
+  }
+  return parseStat(text);
+}
+
+/** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses. */
+export function parseStat(text: string): ProcessEntry | null {
+  const close = text.lastIndexOf(')');
+  if (close === -1) return null;
+  const pid = Number.parseInt(text, 10);
+  // After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt
+  // utime stime cutime cstime priority nice num_threads itrealvalue starttime ...
+  const fields = text.slice(close + 2).split(' ');
+  const state = fields[0];
+  const ppid = Number(fields[1]);
+  const pgid = Number(fields[2]);
+  const startTime = fields[19] ?? '';
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid)) return null;
+  return { pid, ppid, pgid, startTime, zombie: state === 'Z' || state === 'X', marked: false };
+}
+
+async function environHas(pid: number, needle: Buffer): Promise<boolean> {
+  try {
+    const environ = await readFile(`/proc/${pid}/environ`);
+    return environ.indexOf(needle) !== -1;
+  } catch {
+    return false;
+  }
+}
+
+function readPs(): Promise<ProcessTable> {
+  return new Promise((resolve) => {
+    try {
+      execFile('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+        if (error !== null) {
+          resolve({ entries: [], error: `cannot run ps: ${describe(error)}` });
+          return;
+        }
+        resolve({ entries: parsePs(stdout), error: null });
+      });
+    } catch (error) {
+      resolve({ entries: [], error: `cannot run ps: ${describe(error)}` });
+    }
+  });
+}
+
+/** Parses `ps -o pid=,ppid=,pgid=,stat=` output. */
+export function parsePs(stdout: string): ProcessEntry[] {
+  const entries: ProcessEntry[] = [];
+  for (const line of stdout.split('\n')) {
+    const [pid, ppid, pgid, stat] = line.trim().split(/\s+/);
+    if (pid === undefined || ppid === undefined || pgid === undefined) continue;
+    const row = { pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid) };
+    if (!Number.isInteger(row.pid) || !Number.isInteger(row.ppid) || !Number.isInteger(row.pgid)) continue;
+    entries.push({ ...row, startTime: '', zombie: stat?.startsWith('Z') === true, marked: false });
+  }
+  return entries;
+}
+
+/**
+ * Every live process that belongs to a run: the root's descendants and the descendants of
+ * `known` processes (by parent pid), members of the root's process group, and processes carrying
+ * the run marker. A known pid only counts while its start time still matches (pid reuse).
+ */
+export function runMembers(
+  table: readonly ProcessEntry[],
+  rootPid: number,
+  known: ReadonlyMap<number, string>,
+): Map<number, ProcessEntry> {
+  const children = new Map<number, ProcessEntry[]>();
+  for (const entry of table) {
+    const siblings = children.get(entry.ppid);
+    if (siblings === undefined) children.set(entry.ppid, [entry]);
+    else siblings.push(entry);
+  }
+  const members = new Map<number, ProcessEntry>();
+  const queue: number[] = [rootPid];
+  for (const entry of table) {
+    if (entry.pid === process.pid || entry.pid === rootPid) continue;
+    const recordedStart = known.get(entry.pid);
+    const isKnown = recordedStart !== undefined && (recordedStart === '' || recordedStart === entry.startTime);
+    if (isKnown || entry.pgid === rootPid || entry.marked) {
+      members.set(entry.pid, entry);
+      queue.push(entry.pid);
+    }
+  }
+  while (queue.length > 0) {
+    const parent = queue.pop() as number;
+    for (const child of children.get(parent) ?? []) {
+      if (child.pid === process.pid || child.pid === rootPid || members.has(child.pid)) continue;
+      members.set(child.pid, child);
+      queue.push(child.pid);
+    }
+  }
+  for (const [pid, entry] of members) if (entry.zombie) members.delete(pid);
+  return members;
+}
+
+function isPid(name: string): boolean {
+  const code = name.charCodeAt(0);
+  return code >= 48 && code <= 57;
+}
+
+export function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === undefined ? error.message : `${code}: ${error.message}`;
+  }
+  return String(error);
+}
