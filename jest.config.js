@@ -10,4 +10,5 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/spec/**/*.spec.ts'],
   testTimeout: 30000,
+  reporters: ['default', '<rootDir>/spec/summary-reporter.js'],
 };

@@ -20,7 +20,7 @@ export class LineFramer {
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   /** Set while discarding an overlong line. */
-  #overlong: { head: string; bytes: number; lastByte: number } | null = null;
+  #overlong: { head: Buffer; bytes: number; lastByte: number } | null = null;
 
   constructor(maxLineBytes: number) {
     this.#maxLineBytes = maxLineBytes;
@@ -49,7 +49,8 @@ export class LineFramer {
       this.#overlong = null;
       const lastByte = end > start ? chunk[end - 1] : overlong.lastByte;
       const bytes = overlong.bytes + (end - start) - (lastByte === CR ? 1 : 0);
-      return { kind: 'line-too-long', bytes, head: overlong.head };
+      if (overlong.head.length < OVERLONG_HEAD_BYTES) overlong.head = headOf([overlong.head, chunk.subarray(start, end)]);
+      return { kind: 'line-too-long', bytes, head: decodeHead(overlong.head) };
     }
     let line = chunk;
     if (this.#pendingBytes > 0) {
@@ -63,7 +64,7 @@ export class LineFramer {
     }
     if (end > start && line[end - 1] === CR) end -= 1;
     if (end - start > this.#maxLineBytes) {
-      return { kind: 'line-too-long', bytes: end - start, head: headOf([line.subarray(start, end)]) };
+      return { kind: 'line-too-long', bytes: end - start, head: decodeHead(headOf([line.subarray(start, end)])) };
     }
     return { kind: 'line', text: line.toString('utf8', start, end) };
   }
@@ -72,6 +73,7 @@ export class LineFramer {
     const length = chunk.length - start;
     const overlong = this.#overlong;
     if (overlong !== null) {
+      if (overlong.head.length < OVERLONG_HEAD_BYTES) overlong.head = headOf([overlong.head, chunk.subarray(start)]);
       overlong.bytes += length;
       overlong.lastByte = chunk[chunk.length - 1] ?? overlong.lastByte;
       return;
@@ -93,7 +95,8 @@ export class LineFramer {
 
 const EMPTY = Buffer.alloc(0);
 
-function headOf(pieces: readonly Buffer[]): string {
+/** The first OVERLONG_HEAD_BYTES bytes of the pieces, copied (so no large chunk stays pinned). */
+function headOf(pieces: readonly Buffer[]): Buffer {
   const bytes: Buffer[] = [];
   let total = 0;
   for (const piece of pieces) {
@@ -102,7 +105,11 @@ function headOf(pieces: readonly Buffer[]): string {
     bytes.push(part);
     total += part.length;
   }
-  const head = Buffer.concat(bytes).toString('utf8');
+  return Buffer.concat(bytes);
+}
+
+function decodeHead(bytes: Buffer): string {
+  const head = bytes.toString('utf8');
   // Cutting a multi-byte character in half leaves a replacement character at the end.
   return head.endsWith('\uFFFD') ? head.slice(0, -1) : head;
 }

@@ -1,3 +1,8 @@
+import { isObservable, type Observable } from 'rxjs';
+
+/** Input for a process: fixed bytes, or a stream of chunks for a long-lived conversation. */
+export type StdinSource = string | Uint8Array | Observable<string | Uint8Array>;
+
 /** How to ask a process to stop before it is killed. */
 export interface InterruptOptions {
   /** Signal sent to the root process; `null` sends none. */
@@ -12,8 +17,12 @@ export interface ProcessOptions {
   readonly cwd?: string;
   /** Variables merged over `process.env`; `undefined` removes one. */
   readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Written to stdin, which is then closed. Without it stdin is closed from the start. */
-  readonly stdin?: string | Uint8Array;
+  /**
+   * What the process reads. Without it stdin is closed from the start. A string or bytes are
+   * written, then stdin is closed. An Observable is subscribed when the process starts: each value
+   * is written as it comes, stdin is closed when it completes, and it is unsubscribed on stop.
+   */
+  readonly stdin?: StdinSource;
   /** The graceful interrupt. Default: `'\u0003'` on stdin if still open, then SIGINT. */
   readonly interrupt?: InterruptOptions;
   /** How long to wait after the interrupt before killing the tree. Default 2000. */
@@ -50,7 +59,7 @@ export interface StopReport {
 export interface ResolvedProcessOptions {
   readonly cwd: string | undefined;
   readonly env: Readonly<Record<string, string | undefined>> | undefined;
-  readonly stdin: string | Uint8Array | undefined;
+  readonly stdin: StdinSource | undefined;
   readonly interrupt: { readonly signal: NodeJS.Signals | null; readonly stdin: string | Uint8Array | null };
   readonly gracePeriodMs: number;
   readonly killTimeoutMs: number;
@@ -69,15 +78,19 @@ export function resolveProcessOptions(command: unknown, args: unknown, options: 
   if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
     throw new TypeError('agent-rx: args must be an array of strings');
   }
+  const stdin = options.stdin;
+  if (stdin !== undefined && typeof stdin !== 'string' && !(stdin instanceof Uint8Array) && !isObservable(stdin)) {
+    throw new TypeError('agent-rx: stdin must be a string, a Uint8Array or an Observable of them');
+  }
   const interrupt = options.interrupt ?? DEFAULT_INTERRUPT;
   const signal = interrupt.signal === undefined ? DEFAULT_INTERRUPT.signal : interrupt.signal;
   if (signal !== null && (typeof signal !== 'string' || !/^SIG[A-Z0-9]+$/.test(signal))) {
-    throw new TypeError(`agent-rx: interrupt.signal must be a signal name such as 'SIGTERM', got ${String(signal)}`);
+    throw new TypeError(`agent-rx: interrupt.signal must be a signal name such as 'SIGTERM', got ${signal}`);
   }
   return {
     cwd: options.cwd,
     env: options.env,
-    stdin: options.stdin,
+    stdin,
     interrupt: { signal, stdin: interrupt.stdin === undefined ? DEFAULT_INTERRUPT.stdin : interrupt.stdin },
     gracePeriodMs: nonNegative('gracePeriodMs', options.gracePeriodMs, 2000),
     killTimeoutMs: nonNegative('killTimeoutMs', options.killTimeoutMs, 5000),

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { execa } from 'execa';
+import { isObservable, type Subscription } from 'rxjs';
 import type { ProcessExit, SpawnFailure } from './items.js';
 import { LineFramer, type Frame } from './line-framer.js';
-import type { ResolvedProcessOptions, StopReport } from './options.js';
+import type { ResolvedProcessOptions, StdinSource, StopReport } from './options.js';
 import { describe, readProcessTable, readStat, runMembers } from './process-table.js';
 import { track, untrack, type TrackedRun } from './run-registry.js';
 import { sendSignal, signalGroup } from './signals.js';
@@ -42,6 +43,7 @@ export class ProcessRun implements TrackedRun {
   readonly #killed = new Set<number>();
   readonly #errors: string[] = [];
   #graceTimer: NodeJS.Timeout | undefined;
+  #stdinSubscription: Subscription | null = null;
   #settle!: () => void;
 
   constructor(command: string, args: readonly string[], options: ResolvedProcessOptions, listener: RunListener) {
@@ -60,6 +62,7 @@ export class ProcessRun implements TrackedRun {
   /** Starts the stop sequence; the listener hears nothing more. Idempotent. */
   stop(): void {
     this.#listener = null;
+    this.#stdinSubscription?.unsubscribe();
     if (this.#state !== 'running') return;
     this.#requested = true;
     this.#dispatch({ type: 'stop' });
@@ -78,31 +81,35 @@ export class ProcessRun implements TrackedRun {
     const tail = new StderrTail(this.#options.stderrTailBytes);
     const emit = (frame: Frame): void => this.#listener?.frame(frame);
     // Keep draining after a stop, so a child blocked on a full pipe can still handle its interrupt.
-    subprocess.stdout?.on('data', (chunk: Buffer) => {
+    subprocess.stdout.on('data', (chunk: Buffer) => {
       if (this.#listener !== null) framer.push(chunk, emit);
     });
-    subprocess.stderr?.on('data', (chunk: Buffer) => {
+    subprocess.stderr.on('data', (chunk: Buffer) => {
       tail.push(chunk);
     });
     const record = (error: unknown): void => {
       this.#errors.push(describe(error));
     };
     subprocess.stdin?.on('error', record);
-    subprocess.stdout?.on('error', record);
-    subprocess.stderr?.on('error', record);
+    subprocess.stdout.on('error', record);
+    subprocess.stderr.on('error', record);
     subprocess.once('exit', () => {
       this.#rootExit();
     });
+    this.#feedStdin();
     subprocess.then(
       (result) => {
         this.#rootExit();
         if (this.#listener === null) return;
         framer.end(emit);
+        // The last line may have made the subscriber leave.
+        const listener = this.#currentListener();
+        if (listener === null) return;
         const spawnError = spawnFailure(result, this.#pid);
-        this.#listener?.exit({
+        listener.exit({
           kind: 'exit',
           exitCode: spawnError === null ? (result.exitCode ?? null) : null,
-          signal: (result.signal as NodeJS.Signals | undefined) ?? null,
+          signal: result.signal ?? null,
           stderr: tail.text(),
           stderrTruncatedBytes: tail.droppedBytes,
           spawnError,
@@ -118,7 +125,31 @@ export class ProcessRun implements TrackedRun {
     );
   }
 
+  #currentListener(): RunListener | null {
+    return this.#listener;
+  }
+
+  /** Writes an Observable stdin source as it emits; closes stdin when it completes. */
+  #feedStdin(): void {
+    const source = this.#options.stdin;
+    const pipe = this.#subprocess.stdin;
+    if (!isObservable(source) || pipe === null) return;
+    this.#stdinSubscription = source.subscribe({
+      next: (chunk) => {
+        if (pipe.writable) pipe.write(chunk);
+      },
+      error: (error: unknown) => {
+        this.#errors.push(`stdin source failed: ${describe(error)}`);
+        pipe.end();
+      },
+      complete: () => {
+        pipe.end();
+      },
+    });
+  }
+
   #rootExit(): void {
+    this.#stdinSubscription?.unsubscribe();
     if (this.#rootExited) return;
     this.#rootExited = true;
     this.#dispatch({ type: 'rootExited' });
@@ -252,7 +283,7 @@ function spawn(command: string, args: readonly string[], options: ResolvedProces
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { ...options.env, ...marker },
     extendEnv: true,
-    ...(options.stdin === undefined ? { stdin: 'ignore' as const } : { input: options.stdin }),
+    ...stdinOption(options.stdin),
     stdout: 'pipe',
     stderr: 'pipe',
     buffer: false,
@@ -263,6 +294,12 @@ function spawn(command: string, args: readonly string[], options: ResolvedProces
     forceKillAfterDelay: false,
     windowsHide: true,
   });
+}
+
+function stdinOption(stdin: StdinSource | undefined) {
+  if (stdin === undefined) return { stdin: 'ignore' as const };
+  if (isObservable(stdin)) return { stdin: 'pipe' as const };
+  return { input: stdin };
 }
 
 function delay(ms: number): Promise<void> {

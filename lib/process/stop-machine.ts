@@ -31,12 +31,13 @@ export type StopEffect =
   | { readonly type: 'interrupt' }
   | { readonly type: 'startGraceTimer' }
   | { readonly type: 'clearGraceTimer' }
-  /** SIGKILL the root, its process group and every recorded or newly found descendant. */
+  /**
+   * SIGKILL the root, its process group and every recorded or newly found descendant, then watch
+   * until all are gone (`confirmed`) or the kill timeout ends (`confirmTimeout`).
+   */
   | { readonly type: 'killTree' }
-  /** SIGKILL whatever of the run outlived the root (group, recorded and found descendants). */
+  /** Like `killTree`, for whatever of the run outlived its root. */
   | { readonly type: 'killSurvivors' }
-  /** Watch until every process of the run is gone (`confirmed`) or the kill timeout ends. */
-  | { readonly type: 'confirm' }
   /** The sequence is over; release resources and settle whoever awaits it. */
   | { readonly type: 'finish'; readonly confirmed: boolean };
 
@@ -61,10 +62,10 @@ export function transition(state: StopState, input: StopInput): Transition {
       return stay(state);
     case 'interrupting':
       if (input.type === 'graceElapsed') {
-        return { state: 'killing', effects: [{ type: 'killTree' }, { type: 'confirm' }] };
+        return { state: 'killing', effects: [{ type: 'killTree' }] };
       }
       if (input.type === 'rootExited') {
-        return { state: 'reaping', effects: [{ type: 'clearGraceTimer' }, { type: 'killSurvivors' }, { type: 'confirm' }] };
+        return { state: 'reaping', effects: [{ type: 'clearGraceTimer' }, { type: 'killSurvivors' }] };
       }
       return stay(state);
     case 'killing':
@@ -78,5 +79,5 @@ export function transition(state: StopState, input: StopInput): Transition {
 }
 
 function reap(): Transition {
-  return { state: 'reaping', effects: [{ type: 'killSurvivors' }, { type: 'confirm' }] };
+  return { state: 'reaping', effects: [{ type: 'killSurvivors' }] };
 }
