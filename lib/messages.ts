@@ -1,0 +1,169 @@
+import { z } from 'zod';
+
+/**
+ * The agent-independent message contract. Every run emits a stream of `CliMessage`s that ends
+ * with exactly one terminal message (`terminal.completed` or `terminal.failed`).
+ */
+
+/** Token counts of a run, summed over its model calls. */
+export const UsageSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cacheReadTokens: z.number(),
+  cacheWriteTokens: z.number(),
+  totalTokens: z.number(),
+  /** Cost in the provider's currency unit, when the agent reports one. */
+  cost: z.number().optional(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+/** One stdout line that was not a valid event, cut to a bounded size. */
+export const InvalidOutputLineSchema = z.object({
+  /** 1-based position among the run's stdout lines. */
+  lineNumber: z.number(),
+  /** `not-json`, `not-object`, `no-type`, `too-long` or `invalid-event`. */
+  reason: z.enum(['not-json', 'not-object', 'no-type', 'too-long', 'invalid-event']),
+  /** What exactly was wrong (the parse error, the schema issue). */
+  detail: z.string(),
+  /** The line, or its head when it was cut. */
+  text: z.string(),
+  /** The line's full length in bytes. */
+  bytes: z.number(),
+  /** Whether `text` was cut. */
+  truncated: z.boolean(),
+});
+export type InvalidOutputLine = z.infer<typeof InvalidOutputLineSchema>;
+
+export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string() });
+export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string() });
+/** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
+export const AssistantSchema = z.object({ type: z.literal('assistant'), text: z.string() });
+/** Thinking, emitted whole when the turn ends. */
+export const AssistantThoughtSchema = z.object({ type: z.literal('assistant.thought'), text: z.string() });
+export const ToolCallSchema = z.object({
+  type: z.literal('tool.call'),
+  toolCallId: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
+/** Partial tool output so far: replaces the previous update, never appended to it. */
+export const ToolUpdateSchema = z.object({
+  type: z.literal('tool.update'),
+  toolCallId: z.string(),
+  name: z.string(),
+  output: z.string(),
+});
+export const ToolCompletedSchema = z.object({
+  type: z.literal('tool.completed'),
+  toolCallId: z.string(),
+  name: z.string(),
+  output: z.string(),
+});
+export const ToolFailedSchema = z.object({
+  type: z.literal('tool.failed'),
+  toolCallId: z.string(),
+  name: z.string(),
+  output: z.string(),
+});
+/** The agent CLI itself is retrying (for pi: `auto_retry_start`). */
+export const AgentRetrySchema = z.object({
+  type: z.literal('agent.retry'),
+  attempt: z.number(),
+  maxAttempts: z.number(),
+  delayMs: z.number(),
+  reason: z.string(),
+});
+export const TerminalCompletedSchema = z.object({
+  type: z.literal('terminal.completed'),
+  stopReason: z.string(),
+  usage: UsageSchema.optional(),
+  sessionId: z.string().optional(),
+});
+
+/** Why a run failed. */
+export const FailureReasonSchema = z.enum([
+  /** The executable is missing or not runnable. */
+  'spawn',
+  /** Non-zero exit, or killed by a signal. */
+  'exit',
+  /** The agent reported an error (e.g. pi `stopReason: "error"` with exit code 0). */
+  'agent-error',
+  /** The agent reported that the request was aborted. */
+  'aborted',
+  /** The output was not understood, and nothing conclusive came. */
+  'invalid-output',
+  /** The process ended without saying how the run ended. */
+  'missing-terminal',
+]);
+export type FailureReason = z.infer<typeof FailureReasonSchema>;
+
+export const TerminalFailedSchema = z.object({
+  type: z.literal('terminal.failed'),
+  reason: FailureReasonSchema,
+  /** A human-readable diagnostic. */
+  message: z.string(),
+  exitCode: z.number().nullable(),
+  signal: z.string().nullable(),
+  /** The end of stderr (bounded). */
+  stderr: z.string(),
+  /** Bytes cut from the start of stderr. */
+  stderrTruncatedBytes: z.number(),
+  /** The first invalid stdout lines (bounded in count and length). */
+  invalidOutputLines: z.array(InvalidOutputLineSchema),
+  /** How many invalid lines were not kept. */
+  invalidOutputLinesOmitted: z.number(),
+  /** The agent's own last error message, when it reported one. */
+  agentError: z.string().optional(),
+  sessionId: z.string().optional(),
+});
+
+export const CliMessageSchema = z.discriminatedUnion('type', [
+  SessionStartedSchema,
+  SessionResumedSchema,
+  AssistantSchema,
+  AssistantThoughtSchema,
+  ToolCallSchema,
+  ToolUpdateSchema,
+  ToolCompletedSchema,
+  ToolFailedSchema,
+  AgentRetrySchema,
+  TerminalCompletedSchema,
+  TerminalFailedSchema,
+]);
+
+export type SessionStarted = z.infer<typeof SessionStartedSchema>;
+export type SessionResumed = z.infer<typeof SessionResumedSchema>;
+export type AssistantMessage = z.infer<typeof AssistantSchema>;
+export type AssistantThought = z.infer<typeof AssistantThoughtSchema>;
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
+export type ToolCompleted = z.infer<typeof ToolCompletedSchema>;
+export type ToolFailed = z.infer<typeof ToolFailedSchema>;
+export type AgentRetry = z.infer<typeof AgentRetrySchema>;
+export type TerminalCompleted = z.infer<typeof TerminalCompletedSchema>;
+export type TerminalFailed = z.infer<typeof TerminalFailedSchema>;
+export type TerminalMessage = TerminalCompleted | TerminalFailed;
+export type CliMessage = z.infer<typeof CliMessageSchema>;
+export type CliMessageType = CliMessage['type'];
+
+const is =
+  <T extends CliMessageType>(type: T) =>
+  (message: CliMessage): message is Extract<CliMessage, { type: T }> =>
+    message.type === type;
+
+export const isSessionStarted = is('session.started');
+export const isSessionResumed = is('session.resumed');
+export const isAssistant = is('assistant');
+export const isAssistantThought = is('assistant.thought');
+export const isToolCall = is('tool.call');
+export const isToolUpdate = is('tool.update');
+export const isToolCompleted = is('tool.completed');
+export const isToolFailed = is('tool.failed');
+export const isAgentRetry = is('agent.retry');
+export const isTerminalCompleted = is('terminal.completed');
+export const isTerminalFailed = is('terminal.failed');
+
+/** `terminal.completed` or `terminal.failed`: the last message of a run. */
+export function isTerminal(message: CliMessage): message is TerminalMessage {
+  return message.type === 'terminal.completed' || message.type === 'terminal.failed';
+}
