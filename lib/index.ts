@@ -1,5 +1,82 @@
+// Sources
+export { runPi } from './sources/run-pi.js';
 export { processLines } from './sources/process-lines.js';
+
+// Operators
+export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';
+export { collectInvalidLines, type CollectInvalidLinesOptions } from './operators/collect-invalid-lines.js';
+export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
+export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
+export { mapToCliMessage } from './operators/map-to-cli-message.js';
+export type { Dialect, Conclusion } from './operators/dialect.js';
+export type {
+  AgentEvent,
+  EventItem,
+  InvalidLineItem,
+  TextItem,
+  TextChannel,
+  RunExit,
+  InvalidOutputSummary,
+  PipelineItem,
+} from './operators/items.js';
+
+// pi
+export { piDialect, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
+export { piEventSchemas, type PiEvent, type PiMessage } from './agents/pi/events.js';
+export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
+
+// Messages
+export {
+  CliMessageSchema,
+  UsageSchema,
+  InvalidOutputLineSchema,
+  FailureReasonSchema,
+  SessionStartedSchema,
+  SessionResumedSchema,
+  AssistantSchema,
+  AssistantThoughtSchema,
+  ToolCallSchema,
+  ToolUpdateSchema,
+  ToolCompletedSchema,
+  ToolFailedSchema,
+  AgentRetrySchema,
+  TerminalCompletedSchema,
+  TerminalFailedSchema,
+  isSessionStarted,
+  isSessionResumed,
+  isAssistant,
+  isAssistantThought,
+  isToolCall,
+  isToolUpdate,
+  isToolCompleted,
+  isToolFailed,
+  isAgentRetry,
+  isTerminalCompleted,
+  isTerminalFailed,
+  isTerminal,
+} from './messages.js';
+export type {
+  CliMessage,
+  CliMessageType,
+  Usage,
+  InvalidOutputLine,
+  FailureReason,
+  SessionStarted,
+  SessionResumed,
+  AssistantMessage,
+  AssistantThought,
+  ToolCall,
+  ToolUpdate,
+  ToolCompleted,
+  ToolFailed,
+  AgentRetry,
+  TerminalCompleted,
+  TerminalFailed,
+  TerminalMessage,
+} from './messages.js';
+
+// Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';
 export { RUN_MARKER_ENV } from './process/spawn-run.js';
 export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessExit, SpawnFailure } from './process/items.js';
-export type { ProcessOptions, InterruptOptions, StopReport } from './process/options.js';
+export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';

@@ -1,0 +1,88 @@
+import type { ProcessOptions } from '../../process/options.js';
+import { PI_THINKING_LEVELS, type RunPiOptions } from './options.js';
+
+export interface PiInvocation {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly processOptions: ProcessOptions;
+  /** The run continues an existing session. */
+  readonly resuming: boolean;
+}
+
+/**
+ * Validates `runPi` options (a programmer error throws `TypeError` now, not at subscribe time)
+ * and builds pi's argv. The prompt goes to stdin: pi's parser has no `--`, so a prompt starting
+ * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB.
+ */
+export function buildPiInvocation(options: RunPiOptions): PiInvocation {
+  if (typeof options !== 'object' || options === null) throw new TypeError('agent-rx: runPi needs an options object');
+  const {
+    prompt,
+    executable = 'pi',
+    executableArgs = [],
+    provider,
+    model,
+    thinking,
+    session = 'new',
+    sessionDir,
+    tools,
+    systemPrompt,
+    appendSystemPrompt,
+    extraArgs = [],
+    ...processOptions
+  } = options;
+  if (typeof prompt !== 'string' || prompt.trim() === '') {
+    throw new TypeError('agent-rx: runPi needs a non-empty `prompt` string');
+  }
+  if (thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(thinking)) {
+    throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${String(thinking)}`);
+  }
+  stringOption('executable', executable);
+  for (const [name, value] of Object.entries({ provider, model, sessionDir, systemPrompt, appendSystemPrompt })) {
+    if (value !== undefined) stringOption(name, value);
+  }
+  stringList('executableArgs', executableArgs);
+  stringList('extraArgs', extraArgs);
+  if (tools !== undefined) stringList('tools', tools);
+
+  const args = [...executableArgs, '--mode', 'json'];
+  if (provider !== undefined) args.push('--provider', provider);
+  if (model !== undefined) args.push('--model', model);
+  if (thinking !== undefined) args.push('--thinking', thinking);
+  if (session === 'none') args.push('--no-session');
+  else if (session === 'continue') args.push('--continue');
+  else if (typeof session === 'object') {
+    stringOption('session.id', session.id);
+    args.push('--session', session.id);
+  } else if (session !== 'new') {
+    throw new TypeError(`agent-rx: session must be 'new', 'none', 'continue' or { id }; got ${String(session)}`);
+  }
+  if (sessionDir !== undefined) args.push('--session-dir', sessionDir);
+  if (tools !== undefined) args.push(...(tools.length === 0 ? ['--no-tools'] : ['--tools', tools.join(',')]));
+  if (systemPrompt !== undefined) args.push('--system-prompt', systemPrompt);
+  if (appendSystemPrompt !== undefined) args.push('--append-system-prompt', appendSystemPrompt);
+  args.push(...extraArgs);
+
+  return {
+    command: executable,
+    args,
+    processOptions: {
+      // SIGTERM makes pi kill its tool commands (which run in their own session) and exit 143;
+      // SIGINT would orphan them.
+      interrupt: { signal: 'SIGTERM', stdin: null },
+      ...processOptions,
+      stdin: prompt,
+    },
+    resuming: session === 'continue' || typeof session === 'object',
+  };
+}
+
+function stringOption(name: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
+}
+
+function stringList(name: string, value: unknown): void {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
+    throw new TypeError(`agent-rx: ${name} must be an array of strings`);
+  }
+}

@@ -1,0 +1,37 @@
+import type { ProcessOptions } from '../../process/options.js';
+
+export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
+
+/**
+ * Which session a pi run uses:
+ * - `'new'` (default): a new session, saved by pi;
+ * - `'none'`: a new session that is not saved (`--no-session`);
+ * - `'continue'`: the latest session of `cwd` (`--continue`);
+ * - `{ id }`: the session with that id or id prefix (`--session`).
+ */
+export type PiSession = 'new' | 'none' | 'continue' | { readonly id: string };
+
+/** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'> {
+  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
+  readonly prompt: string;
+  /** The pi executable. Default `pi` (found on PATH). */
+  readonly executable?: string;
+  /** Arguments placed before pi's own, e.g. `executable: process.execPath, executableArgs: ['cli.js']`. */
+  readonly executableArgs?: readonly string[];
+  readonly provider?: string;
+  readonly model?: string;
+  readonly thinking?: PiThinkingLevel;
+  readonly session?: PiSession;
+  /** Where pi keeps and looks up sessions (`--session-dir`). */
+  readonly sessionDir?: string;
+  /** Only these tools (`--tools a,b`); an empty array disables every tool (`--no-tools`). */
+  readonly tools?: readonly string[];
+  /** Replaces pi's system prompt. */
+  readonly systemPrompt?: string;
+  /** Appended to the system prompt. */
+  readonly appendSystemPrompt?: string;
+  /** More arguments for pi, placed after the ones built from these options. */
+  readonly extraArgs?: readonly string[];
+}

@@ -1,0 +1,48 @@
+import type { InvalidOutputLine } from '../messages.js';
+import type { ProcessExit } from '../process/items.js';
+
+/** A parsed agent event: a JSON object with a string `type`. Unknown types pass through. */
+export interface AgentEvent {
+  readonly type: string;
+  readonly [key: string]: unknown;
+}
+
+export interface EventItem<E extends AgentEvent = AgentEvent> {
+  readonly kind: 'event';
+  readonly event: E;
+  /** 1-based position among the run's stdout lines. */
+  readonly lineNumber: number;
+}
+
+/** A stdout line that is not a usable event, with the reason. */
+export interface InvalidLineItem extends Omit<InvalidOutputLine, 'truncated'> {
+  readonly kind: 'invalid';
+}
+
+/** Text produced from events: an assistant delta, or thinking. */
+export interface TextItem {
+  readonly kind: 'text';
+  readonly channel: TextChannel;
+  readonly text: string;
+}
+
+export type TextChannel = 'assistant' | 'thought';
+
+/** Invalid lines kept for diagnostics, bounded. */
+export interface InvalidOutputSummary {
+  readonly lines: readonly InvalidOutputLine[];
+  /** Invalid lines seen but not kept. */
+  readonly omitted: number;
+}
+
+/** The process exit, as the last item of the stream, with what the operators learned on the way. */
+export interface RunExit extends ProcessExit {
+  readonly invalidOutput?: InvalidOutputSummary;
+}
+
+/** What flows between the operators of a run. */
+export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | InvalidLineItem | TextItem | RunExit;
+
+export function isExit(item: { readonly kind: string }): item is RunExit {
+  return item.kind === 'exit';
+}

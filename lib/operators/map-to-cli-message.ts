@@ -1,0 +1,129 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { CliMessage, TerminalFailed, TerminalMessage } from '../messages.js';
+import type { Dialect } from './dialect.js';
+import type { AgentEvent, PipelineItem, RunExit } from './items.js';
+
+/**
+ * Turns pipeline items into `CliMessage`s with a dialect: events become messages, text items
+ * become `assistant` and `assistant.thought`, and the exit item becomes exactly one terminal
+ * message, decided by precedence:
+ *
+ * 1. the process could not start → `terminal.failed` `spawn`;
+ * 2. non-zero exit or killed by a signal → `terminal.failed` `exit`;
+ * 3. what the dialect concludes from the events (`agent-error`, `aborted`, `terminal.completed`);
+ * 4. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
+ *
+ * The stream completes after the terminal message. If the source completes without an exit item,
+ * a `missing-terminal` failure is emitted, so there is always exactly one terminal message.
+ *
+ * ```
+ * source:  -e1--a--e2--x|      e = agent events, a = text item, x = exit (code 0)
+ * result:  -m1--A--m2--(T|)    A = { type: 'assistant' }, T = { type: 'terminal.completed' }
+ * ```
+ *
+ * @example
+ * items.pipe(mapToCliMessage(piDialect())).subscribe((message) => console.log(message.type));
+ */
+export function mapToCliMessage<S, E extends AgentEvent>(dialect: Dialect<S, E>): OperatorFunction<PipelineItem<E>, CliMessage> {
+  return (source) =>
+    new Observable<CliMessage>((subscriber) => {
+      const state = dialect.createState();
+      let ended = false;
+      const end = (terminal: TerminalMessage): void => {
+        ended = true;
+        subscriber.next(terminal);
+        subscriber.complete();
+      };
+      const subscription = source.subscribe({
+        next: (item) => {
+          if (ended) return;
+          switch (item.kind) {
+            case 'event':
+              for (const message of dialect.map(state, item.event)) subscriber.next(message);
+              return;
+            case 'text':
+              subscriber.next(item.channel === 'assistant' ? { type: 'assistant', text: item.text } : { type: 'assistant.thought', text: item.text });
+              return;
+            case 'exit':
+              end(terminalAtExit(dialect, state, item));
+              return;
+            case 'invalid':
+              return;
+          }
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
+        complete: () => {
+          if (!ended) end(failure(dialect, state, null, 'missing-terminal', `the ${dialect.name} output ended without an exit`));
+        },
+      });
+      return subscription;
+    });
+}
+
+function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: S, exit: RunExit): TerminalMessage {
+  const name = dialect.name;
+  if (exit.spawnError !== null) {
+    const hint = dialect.installHint === undefined ? '' : ` ${dialect.installHint}`;
+    return failure(dialect, state, exit, 'spawn', `${name} could not be started (${exit.spawnError.code}): ${exit.spawnError.message}.${hint}`);
+  }
+  if (exit.signal !== null || exit.exitCode !== 0) {
+    const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
+    const detail = [lastLine(exit.stderr), dialect.lastError(state)].filter((part) => part !== undefined && part !== '');
+    return failure(dialect, state, exit, 'exit', `${name} ${how}${detail.length > 0 ? `: ${detail.join(' | ')}` : ''}`);
+  }
+  const conclusion = dialect.conclude(state);
+  if (conclusion.kind === 'completed') {
+    const sessionId = dialect.sessionId(state);
+    return {
+      type: 'terminal.completed',
+      stopReason: conclusion.stopReason,
+      ...(conclusion.usage === undefined ? {} : { usage: conclusion.usage }),
+      ...(sessionId === undefined ? {} : { sessionId }),
+    };
+  }
+  if (conclusion.kind === 'failed') return failure(dialect, state, exit, conclusion.reason, conclusion.message);
+  const invalid = exit.invalidOutput;
+  if (invalid !== undefined && invalid.lines.length + invalid.omitted > 0) {
+    const count = invalid.lines.length + invalid.omitted;
+    const first = invalid.lines[0];
+    const example = first === undefined ? '' : ` (line ${first.lineNumber}: ${first.reason}, ${first.detail})`;
+    return failure(dialect, state, exit, 'invalid-output', `${conclusion.message}; ${count} line(s) of output were not understood${example}`);
+  }
+  return failure(dialect, state, exit, 'missing-terminal', conclusion.message);
+}
+
+function failure<S, E extends AgentEvent>(
+  dialect: Dialect<S, E>,
+  state: S,
+  exit: RunExit | null,
+  reason: TerminalFailed['reason'],
+  message: string,
+): TerminalFailed {
+  const agentError = dialect.lastError(state);
+  const sessionId = dialect.sessionId(state);
+  return {
+    type: 'terminal.failed',
+    reason,
+    message,
+    exitCode: exit?.exitCode ?? null,
+    signal: exit?.signal ?? null,
+    stderr: exit?.stderr ?? '',
+    stderrTruncatedBytes: exit?.stderrTruncatedBytes ?? 0,
+    invalidOutputLines: [...(exit?.invalidOutput?.lines ?? [])],
+    invalidOutputLinesOmitted: exit?.invalidOutput?.omitted ?? 0,
+    ...(agentError === undefined ? {} : { agentError }),
+    ...(sessionId === undefined ? {} : { sessionId }),
+  };
+}
+
+// The last meaningful stderr line; Node's own crash banner ends with a version line, skipped.
+function lastLine(text: string): string | undefined {
+  const lines = text.split('\n').map((line) => line.trim());
+  for (let i = lines.length - 1; i >= 0; i -= 1) {
+    const line = lines[i];
+    if (line !== undefined && line !== '' && !/^Node\.js v\d/.test(line)) return line.length > 500 ? `${line.slice(0, 500)}…` : line;
+  }
+  return undefined;
+}

@@ -1,0 +1,81 @@
+import { defer, map, filter, type OperatorFunction } from 'rxjs';
+import type { ProcessItem } from '../process/items.js';
+import type { AgentEvent, EventItem, InvalidLineItem, RunExit } from './items.js';
+
+/** Something with zod's `safeParse` (a zod schema). */
+export interface EventValidator {
+  safeParse(value: unknown): { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+}
+
+export interface ParseJsonLineOptions {
+  /**
+   * Validators for known event types. An event whose `type` is listed must pass its validator or
+   * becomes an invalid item; other types pass through untouched.
+   */
+  readonly schemas?: Readonly<Record<string, EventValidator>>;
+}
+
+export type ParsedItem = EventItem | InvalidLineItem | RunExit;
+
+/**
+ * Turns stdout lines into parsed events, or invalid items that say why (`not-json`,
+ * `not-object`, `no-type`, `too-long`, `invalid-event`). Blank lines are skipped, the exit item
+ * passes through, and it never throws.
+ *
+ * ```
+ * source:  -l1--l2--l3--x|      l1 = '{"type":"a"}', l2 = 'oops', l3 = '', x = exit
+ * result:  -e1--i2------x|      e1 = { kind: 'event' }, i2 = { kind: 'invalid', reason: 'not-json' }
+ * ```
+ *
+ * @example
+ * processLines('pi', ['--mode', 'json']).pipe(parseJsonLine()).subscribe((item) => {
+ *   if (item.kind === 'event') console.log(item.event.type);
+ * });
+ */
+export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunction<ProcessItem, ParsedItem> {
+  const schemas = options.schemas ?? {};
+  return (source) =>
+    defer(() => {
+      let lineNumber = 0;
+      return source.pipe(
+        map((item): ParsedItem | null => {
+          if (item.kind === 'exit') return item;
+          lineNumber += 1;
+          if (item.kind === 'line-too-long') {
+            return invalid(lineNumber, 'too-long', `line of ${item.bytes} bytes is over the limit`, item.head, item.bytes);
+          }
+          return parseLine(item.text, lineNumber, schemas);
+        }),
+        filter((item): item is ParsedItem => item !== null),
+      );
+    });
+}
+
+function parseLine(text: string, lineNumber: number, schemas: Readonly<Record<string, EventValidator>>): ParsedItem | null {
+  if (text.trim() === '') return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return invalid(lineNumber, 'not-json', error instanceof Error ? error.message : String(error), text);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return invalid(lineNumber, 'not-object', `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`, text);
+  }
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== 'string') return invalid(lineNumber, 'no-type', 'the object has no string "type"', text);
+  const schema = Object.hasOwn(schemas, type) ? schemas[type] : undefined;
+  if (schema !== undefined) {
+    const result = schema.safeParse(value);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
+      return invalid(lineNumber, 'invalid-event', `"${type}" event: ${where}${issue?.message ?? 'invalid'}`, text);
+    }
+  }
+  return { kind: 'event', event: value as AgentEvent, lineNumber };
+}
+
+function invalid(lineNumber: number, reason: InvalidLineItem['reason'], detail: string, text: string, bytes?: number): InvalidLineItem {
+  return { kind: 'invalid', lineNumber, reason, detail, text, bytes: bytes ?? Buffer.byteLength(text) };
+}

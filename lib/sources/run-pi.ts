@@ -1,0 +1,38 @@
+import type { Observable } from 'rxjs';
+import { buildPiInvocation } from '../agents/pi/args.js';
+import { piDialect, piTurnEnd, readPiText } from '../agents/pi/dialect.js';
+import { piEventSchemas } from '../agents/pi/events.js';
+import type { RunPiOptions } from '../agents/pi/options.js';
+import type { CliMessage } from '../messages.js';
+import { bufferThinkingUntilTurnEnd } from '../operators/buffer-thinking-until-turn-end.js';
+import { collectInvalidLines } from '../operators/collect-invalid-lines.js';
+import { mapToCliMessage } from '../operators/map-to-cli-message.js';
+import { parseJsonLine } from '../operators/parse-json-line.js';
+import { snapshotToDelta } from '../operators/snapshot-to-delta.js';
+import { processLines } from './process-lines.js';
+
+/**
+ * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
+ * subscription starts one pi process; the stream ends with exactly one `terminal.completed` or
+ * `terminal.failed` and completes. Unsubscribing stops pi (SIGTERM, which also ends its tool
+ * commands; SIGKILL of the whole tree after `gracePeriodMs`).
+ *
+ * Failures arrive in the stream: a missing pi is a `terminal.failed` with reason `spawn`; a model
+ * error that pi reports with exit code 0 is `agent-error`. Invalid options throw `TypeError` now.
+ *
+ * @example
+ * runPi({ prompt: 'Explain this repo', provider: 'anthropic', model: 'claude-sonnet-4-5' })
+ *   .subscribe((message) => {
+ *     if (message.type === 'assistant') process.stdout.write(message.text);
+ *   });
+ */
+export function runPi(options: RunPiOptions): Observable<CliMessage> {
+  const invocation = buildPiInvocation(options);
+  return processLines(invocation.command, invocation.args, invocation.processOptions).pipe(
+    parseJsonLine({ schemas: piEventSchemas }),
+    collectInvalidLines(),
+    snapshotToDelta({ read: readPiText }),
+    bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
+    mapToCliMessage(piDialect({ resuming: invocation.resuming })),
+  );
+}
