@@ -1,0 +1,44 @@
+import { TestScheduler } from 'rxjs/testing';
+import { expect } from '@jest/globals';
+import type { AgentEvent, EventItem, ProcessExit, ProcessLine, RunExit, TextItem } from '../../lib/index.js';
+
+export function scheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => {
+    expect(actual).toEqual(expected);
+  });
+}
+
+export const line = (text: string): ProcessLine => ({ kind: 'line', text });
+
+export const exit = (extra: Partial<ProcessExit> = {}): ProcessExit => ({
+  kind: 'exit',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  stderrTruncatedBytes: 0,
+  spawnError: null,
+  pid: 42,
+  durationMs: 1,
+  ...extra,
+});
+
+export const runExit = (extra: Partial<RunExit> = {}): RunExit => ({ ...exit(), invalidOutput: { lines: [], omitted: 0 }, ...extra });
+
+export const ev = (type: string, fields: Record<string, unknown> = {}, lineNumber = 1): EventItem => ({
+  kind: 'event',
+  event: { type, ...fields } as AgentEvent,
+  lineNumber,
+});
+
+export const text = (value: string, channel: TextItem['channel'] = 'assistant'): TextItem => ({ kind: 'text', channel, text: value });
+
+/**
+ * The source marble for an expected marble in which each event is preceded, in the same frame,
+ * by the items derived from it: `-(1a)-(2b)|` → `-a----b---|`. Digits are derived items.
+ */
+export function sourceMarble(expected: string): string {
+  return expected.replace(/\(([^)]*)\)/g, (group, inner: string) => {
+    const events = inner.replace(/[0-9]/g, '');
+    return `${events}${'-'.repeat(group.length - events.length)}`;
+  }).replace(/[0-9]/g, '-');
+}

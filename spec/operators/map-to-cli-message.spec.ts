@@ -1,0 +1,157 @@
+import { describe, expect, it } from '@jest/globals';
+import { Subject } from 'rxjs';
+import { mapToCliMessage, type CliMessage, type Conclusion, type Dialect, type PipelineItem } from '../../lib/index.js';
+import { ev, exit, runExit, scheduler, text } from '../helpers/items.js';
+
+// A toy dialect: `say` → assistant text; `done` concludes with success; `oops` → an agent error.
+interface ToyState {
+  outcome: Conclusion;
+  lastError: string | undefined;
+  said: number;
+}
+const toy: Dialect<ToyState> = {
+  name: 'toy',
+  installHint: 'Install toy.',
+  createState: () => ({ outcome: { kind: 'inconclusive', message: 'toy said nothing conclusive' }, lastError: undefined, said: 0 }),
+  map: (state, event) => {
+    if (event.type === 'say') {
+      state.said += 1;
+      return [{ type: 'tool.call', toolCallId: String(state.said), name: 'say', input: null }];
+    }
+    if (event.type === 'done') state.outcome = { kind: 'completed', stopReason: 'stop' };
+    if (event.type === 'oops') {
+      state.lastError = 'model on fire';
+      state.outcome = { kind: 'failed', reason: 'agent-error', message: 'toy reported: model on fire' };
+    }
+    return [];
+  },
+  conclude: (state) => state.outcome,
+  lastError: (state) => state.lastError,
+  sessionId: () => 'S1',
+};
+
+const failed = (fields: Partial<Extract<CliMessage, { type: 'terminal.failed' }>>) => ({
+  type: 'terminal.failed',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  stderrTruncatedBytes: 0,
+  invalidOutputLines: [],
+  invalidOutputLinesOmitted: 0,
+  sessionId: 'S1',
+  ...fields,
+});
+
+describe('mapToCliMessage', () => {
+  it('maps events with the dialect, text items to assistant and thought, and the exit to one terminal', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>('-s-a-t-d-x|', { s: ev('say'), a: text('Hi'), t: text('hmm', 'thought'), d: ev('done'), x: runExit() });
+      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('-s-a-t---(x|)', {
+        s: { type: 'tool.call', toolCallId: '1', name: 'say', input: null },
+        a: { type: 'assistant', text: 'Hi' },
+        t: { type: 'assistant.thought', text: 'hmm' },
+        x: { type: 'terminal.completed', stopReason: 'stop', sessionId: 'S1' },
+      });
+    });
+  });
+
+  it('reports a spawn failure first, with the install hint', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, spawnError: { code: 'ENOENT', message: 'spawn toy ENOENT' } }) });
+      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('-(x|)', {
+        x: failed({ reason: 'spawn', exitCode: null, message: 'toy could not be started (ENOENT): spawn toy ENOENT. Install toy.' }),
+      });
+    });
+  });
+
+  it('reports a non-zero exit or a signal before what the events say, with stderr and the agent error', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const crashed = runExit({ exitCode: 2, stderr: 'warming up\nfatal: disk full\n\n' });
+      expectObservable(cold<PipelineItem>('-o-d-x|', { o: ev('oops'), d: ev('done'), x: crashed }).pipe(mapToCliMessage(toy))).toBe('-----(x|)', {
+        x: failed({ reason: 'exit', exitCode: 2, stderr: crashed.stderr, agentError: 'model on fire', message: 'toy exited with code 2: fatal: disk full | model on fire' }),
+      });
+      const killed = runExit({ exitCode: null, signal: 'SIGKILL' });
+      expectObservable(cold<PipelineItem>('-d-x|', { d: ev('done'), x: killed }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
+        x: failed({ reason: 'exit', exitCode: null, signal: 'SIGKILL', message: 'toy was killed by SIGKILL' }),
+      });
+    });
+  });
+
+  it('uses the dialect conclusion for a clean exit', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold<PipelineItem>('-o-x|', { o: ev('oops'), x: runExit() }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
+        x: failed({ reason: 'agent-error', agentError: 'model on fire', message: 'toy reported: model on fire' }),
+      });
+    });
+  });
+
+  it('says invalid-output when nothing conclusive came and invalid lines explain it, else missing-terminal', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const line = { lineNumber: 3, reason: 'not-json' as const, detail: 'Unexpected token', text: 'garbage', bytes: 7, truncated: false };
+      const withGarbage = runExit({ invalidOutput: { lines: [line], omitted: 4 } });
+      expectObservable(cold<PipelineItem>('-x|', { x: withGarbage }).pipe(mapToCliMessage(toy))).toBe('-(x|)', {
+        x: failed({
+          reason: 'invalid-output',
+          invalidOutputLines: [line],
+          invalidOutputLinesOmitted: 4,
+          message: 'toy said nothing conclusive; 5 line(s) of output were not understood (line 3: not-json, Unexpected token)',
+        }),
+      });
+      expectObservable(cold<PipelineItem>('-x|', { x: exit() }).pipe(mapToCliMessage(toy))).toBe('-(x|)', {
+        x: failed({ reason: 'missing-terminal', message: 'toy said nothing conclusive' }),
+      });
+    });
+  });
+
+  it('still ends with exactly one terminal when the source completes without an exit item', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold<PipelineItem>('-a-|', { a: text('partial') }).pipe(mapToCliMessage(toy))).toBe('-a-(x|)', {
+        a: { type: 'assistant', text: 'partial' },
+        x: failed({ reason: 'missing-terminal', exitCode: null, message: 'the toy output ended without an exit' }),
+      });
+    });
+  });
+
+  it('emits nothing after the terminal message', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-d-x-a-|', { d: ev('done'), x: runExit(), a: text('late') });
+      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('---(x|)', { x: { type: 'terminal.completed', stopReason: 'stop', sessionId: 'S1' } });
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('forwards errors, stays silent on never, and stops at an early unsubscribe', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      expectObservable(cold<PipelineItem>('-a-#', { a: text('x') }).pipe(mapToCliMessage(toy))).toBe('-a-#', { a: { type: 'assistant', text: 'x' } });
+      expectObservable(cold<PipelineItem>('-').pipe(mapToCliMessage(toy))).toBe('-');
+      const source = cold<PipelineItem>('-a-a-a-|', { a: text('x') });
+      expectObservable(source.pipe(mapToCliMessage(toy)), '^--!').toBe('-a-', { a: { type: 'assistant', text: 'x' } });
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('creates the dialect state per subscription', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const result = cold<PipelineItem>('-s-s|', { s: ev('say') }).pipe(mapToCliMessage(toy));
+      const expected = {
+        1: { type: 'tool.call', toolCallId: '1', name: 'say', input: null },
+        2: { type: 'tool.call', toolCallId: '2', name: 'say', input: null },
+        x: failed({ reason: 'missing-terminal', exitCode: null, message: 'the toy output ended without an exit' }),
+      };
+      expectObservable(result).toBe('-1-2(x|)', expected);
+      expectObservable(result).toBe('-1-2(x|)', expected);
+    });
+  });
+
+  it('emits a single terminal when downstream re-enters on the terminal', () => {
+    const subject = new Subject<PipelineItem>();
+    const seen: string[] = [];
+    subject.pipe(mapToCliMessage(toy)).subscribe((message) => {
+      seen.push(message.type);
+      subject.next(runExit());
+    });
+    subject.next(ev('done'));
+    subject.next(runExit());
+    expect(seen).toEqual(['terminal.completed']);
+  });
+});

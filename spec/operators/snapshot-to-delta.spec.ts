@@ -1,0 +1,131 @@
+import { describe, expect, it } from '@jest/globals';
+import { Subject } from 'rxjs';
+import { snapshotToDelta, type AgentEvent, type PipelineItem, type TextReading } from '../../lib/index.js';
+import { ev, exit, scheduler, sourceMarble, text } from '../helpers/items.js';
+
+// A tiny dialect: `snap` events carry a snapshot, `delta` events a delta (and maybe a snapshot).
+const read = (event: AgentEvent): TextReading | null => {
+  const key = typeof event['key'] === 'string' ? event['key'] : 'm';
+  const channel = event['channel'] === 'thought' ? 'thought' : 'assistant';
+  if (event.type === 'snap') return { channel, key, snapshot: String(event['text']) };
+  if (event.type === 'delta') {
+    return { channel, key, delta: String(event['delta']), ...(event['text'] === undefined ? {} : { snapshot: String(event['text']) }) };
+  }
+  return null;
+};
+const snap = (value: string, key = 'm') => ev('snap', { text: value, key });
+
+describe('snapshotToDelta', () => {
+  it('emits the first snapshot whole, then only the new suffix of a growing snapshot', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(3c)-x|'), { a: snap('He'), b: snap('Hello'), c: snap('Hello!'), x: exit() });
+      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)-(3c)-x|', {
+        1: text('He'),
+        2: text('llo'),
+        3: text('!'),
+        a: snap('He'),
+        b: snap('Hello'),
+        c: snap('Hello!'),
+        x: exit(),
+      });
+    });
+  });
+
+  it('emits nothing for a stale or shorter replay, and resets on a diverged snapshot', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>(sourceMarble('-(1a)-b-c-(2d)|'), { a: snap('Hello'), b: snap('Hello'), c: snap('Hel'), d: snap('Bye') });
+      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-b-c-(2d)|', {
+        1: text('Hello'),
+        2: text('Bye'),
+        a: snap('Hello'),
+        b: snap('Hello'),
+        c: snap('Hel'),
+        d: snap('Bye'),
+      });
+    });
+  });
+
+  it('prefers an explicit delta, even when the snapshot in the same event runs ahead', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const a = ev('delta', { delta: 'He', text: 'Hello' });
+      const b = ev('delta', { delta: 'llo', text: 'Hello' });
+      const c = snap('Hello');
+      const source = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-c|'), { a, b, c });
+      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)-c|', { 1: text('He'), 2: text('llo'), a, b, c });
+    });
+  });
+
+  it('keeps whitespace-only deltas', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const a = ev('delta', { delta: ' ' });
+      const b = ev('delta', { delta: '\n' });
+      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)|', {
+        1: text(' '),
+        2: text('\n'),
+        a,
+        b,
+      });
+    });
+  });
+
+  it('keeps state across turns per key, so a message replayed after a tool turn is not emitted twice', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values = { a: snap('First answer', 'm1'), b: snap('Second', 'm2'), c: snap('First answer', 'm1'), d: snap('Second part', 'm2') };
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-c-(3d)|'), values).pipe(snapshotToDelta({ read }));
+      expectObservable(result).toBe('-(1a)-(2b)-c-(3d)|', { ...values, 1: text('First answer'), 2: text('Second'), 3: text(' part') });
+    });
+  });
+
+  it('tracks channels separately', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const a = ev('delta', { delta: 'hmm', channel: 'thought' });
+      const b = ev('delta', { delta: 'hi' });
+      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)|', {
+        1: text('hmm', 'thought'),
+        2: text('hi'),
+        a,
+        b,
+      });
+    });
+  });
+
+  it('completes empty, stays silent on never, forwards errors, and stops at an early unsubscribe', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      expectObservable(cold<PipelineItem>('|').pipe(snapshotToDelta({ read }))).toBe('|');
+      expectObservable(cold<PipelineItem>('-').pipe(snapshotToDelta({ read }))).toBe('-');
+      expectObservable(cold<PipelineItem>('-a-#', { a: ev('other') }).pipe(snapshotToDelta({ read }))).toBe('-a-#', { a: ev('other') });
+      const source = cold<PipelineItem>('-a----b-c|', { a: snap('a'), b: snap('ab'), c: snap('abc') });
+      expectObservable(source.pipe(snapshotToDelta({ read })), '^--!').toBe('-(1a)-', { 1: text('a'), a: snap('a') });
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('starts fresh for every subscription', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a: snap('ab'), b: snap('abc') }).pipe(snapshotToDelta({ read }));
+      const expected = { 1: text('ab'), 2: text('c'), a: snap('ab'), b: snap('abc') };
+      expectObservable(result).toBe('-(1a)-(2b)|', expected);
+      expectObservable(result).toBe('-(1a)-(2b)|', expected);
+    });
+  });
+
+  it('forgets the oldest key beyond maxKeys', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values = { a: snap('x', 'k1'), b: snap('y', 'k2'), c: snap('x', 'k1') };
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(1c)|'), values).pipe(snapshotToDelta({ read, maxKeys: 1 }));
+      expectObservable(result).toBe('-(1a)-(2b)-(1c)|', { ...values, 1: text('x'), 2: text('y') });
+    });
+  });
+
+  it('has updated its state when downstream re-enters synchronously', () => {
+    const seen: string[] = [];
+    const subject = new Subject<PipelineItem>();
+    subject.pipe(snapshotToDelta({ read })).subscribe((item) => {
+      seen.push(item.kind === 'text' ? item.text : `<${item.kind}>`);
+      // On the first delta, push the next snapshot from inside next().
+      if (item.kind === 'text' && item.text === 'ab') subject.next(snap('abc'));
+    });
+    subject.next(snap('ab'));
+    expect(seen).toEqual(['ab', 'c', '<event>', '<event>']);
+  });
+});
