@@ -21,6 +21,7 @@ export type {
 } from './operators/items.js';
 
 // pi
+export { piOutputToMessages } from './agents/pi/pipeline.js';
 export { piDialect, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
 export { piEventSchemas, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';

@@ -1,14 +1,8 @@
 import type { Observable } from 'rxjs';
 import { buildPiInvocation } from '../agents/pi/args.js';
-import { piDialect, piTurnEnd, readPiText } from '../agents/pi/dialect.js';
-import { piEventSchemas } from '../agents/pi/events.js';
+import { piOutputToMessages } from '../agents/pi/pipeline.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
-import { bufferThinkingUntilTurnEnd } from '../operators/buffer-thinking-until-turn-end.js';
-import { collectInvalidLines } from '../operators/collect-invalid-lines.js';
-import { mapToCliMessage } from '../operators/map-to-cli-message.js';
-import { parseJsonLine } from '../operators/parse-json-line.js';
-import { snapshotToDelta } from '../operators/snapshot-to-delta.js';
 import { processLines } from './process-lines.js';
 
 /**
@@ -29,10 +23,6 @@ import { processLines } from './process-lines.js';
 export function runPi(options: RunPiOptions): Observable<CliMessage> {
   const invocation = buildPiInvocation(options);
   return processLines(invocation.command, invocation.args, invocation.processOptions).pipe(
-    parseJsonLine({ schemas: piEventSchemas }),
-    collectInvalidLines(),
-    snapshotToDelta({ read: readPiText }),
-    bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
-    mapToCliMessage(piDialect({ resuming: invocation.resuming })),
+    piOutputToMessages({ resuming: invocation.resuming }),
   );
 }

@@ -1,6 +1,6 @@
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from '@jest/globals';
-import type { AgentEvent, EventItem, ProcessExit, ProcessLine, RunExit, TextItem } from '../../lib/index.js';
+import type { EventItem, ProcessExit, ProcessLine, RunExit, TextItem } from '../../lib/index.js';
 
 export function scheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {
@@ -26,7 +26,7 @@ export const runExit = (extra: Partial<RunExit> = {}): RunExit => ({ ...exit(), 
 
 export const ev = (type: string, fields: Record<string, unknown> = {}, lineNumber = 1): EventItem => ({
   kind: 'event',
-  event: { type, ...fields } as AgentEvent,
+  event: { type, ...fields },
   lineNumber,
 });
 

@@ -7,10 +7,9 @@ import { ev, exit, scheduler, sourceMarble, text } from '../helpers/items.js';
 const read = (event: AgentEvent): TextReading | null => {
   const key = typeof event['key'] === 'string' ? event['key'] : 'm';
   const channel = event['channel'] === 'thought' ? 'thought' : 'assistant';
-  if (event.type === 'snap') return { channel, key, snapshot: String(event['text']) };
-  if (event.type === 'delta') {
-    return { channel, key, delta: String(event['delta']), ...(event['text'] === undefined ? {} : { snapshot: String(event['text']) }) };
-  }
+  const snapshot = event['text'] as string | undefined;
+  if (event.type === 'snap') return { channel, key, snapshot: snapshot ?? '' };
+  if (event.type === 'delta') return { channel, key, delta: event['delta'] as string, ...(snapshot === undefined ? {} : { snapshot }) };
   return null;
 };
 const snap = (value: string, key = 'm') => ev('snap', { text: value, key });

@@ -15,7 +15,9 @@ export interface PiInvocation {
  * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB.
  */
 export function buildPiInvocation(options: RunPiOptions): PiInvocation {
-  if (typeof options !== 'object' || options === null) throw new TypeError('agent-rx: runPi needs an options object');
+  // Checked at run time too: JavaScript callers get the same clear TypeError.
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new TypeError('agent-rx: runPi needs an options object');
   const {
     prompt,
     executable = 'pi',
@@ -35,7 +37,7 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
     throw new TypeError('agent-rx: runPi needs a non-empty `prompt` string');
   }
   if (thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(thinking)) {
-    throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${String(thinking)}`);
+    throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${JSON.stringify(thinking)}`);
   }
   stringOption('executable', executable);
   for (const [name, value] of Object.entries({ provider, model, sessionDir, systemPrompt, appendSystemPrompt })) {
@@ -54,8 +56,8 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
   else if (typeof session === 'object') {
     stringOption('session.id', session.id);
     args.push('--session', session.id);
-  } else if (session !== 'new') {
-    throw new TypeError(`agent-rx: session must be 'new', 'none', 'continue' or { id }; got ${String(session)}`);
+  } else if ((session as unknown) !== 'new') {
+    throw new TypeError(`agent-rx: session must be 'new', 'none', 'continue' or { id }; got ${JSON.stringify(session)}`);
   }
   if (sessionDir !== undefined) args.push('--session-dir', sessionDir);
   if (tools !== undefined) args.push(...(tools.length === 0 ? ['--no-tools'] : ['--tools', tools.join(',')]));

@@ -1,0 +1,210 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage } from '../../lib/index.js';
+import { answerOf, replay, transcriptFacts } from '../helpers/pi-transcripts.js';
+import { fixture, isAlive } from '../helpers/processes.js';
+
+afterEach(async () => {
+  await stopAllRuns();
+});
+
+const transcripts = readdirSync(fileURLToPath(new URL('../fixtures/pi/', import.meta.url)))
+  .filter((file) => file.endsWith('.jsonl'))
+  .map((file) => file.slice(0, -'.jsonl'.length))
+  .sort();
+
+const types = (messages: readonly CliMessage[]) => messages.map((message) => message.type);
+const usage = (input: number, output: number) => ({
+  inputTokens: input,
+  outputTokens: output,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  totalTokens: input + output,
+  cost: 0,
+});
+
+describe('runPi on every recorded transcript', () => {
+  it.each(transcripts)('%s: valid messages, the answer exactly once, thinking once, tools paired, one terminal last', async (name) => {
+    const messages = await replay(name);
+    const facts = transcriptFacts(name);
+    for (const message of messages) expect(CliMessageSchema.safeParse(message).success).toBe(true);
+    expect(answerOf(messages)).toBe(facts.answer);
+    expect(messages.filter((message) => message.type === 'assistant.thought').map((message) => (message as { text: string }).text)).toEqual(
+      facts.thinking.length === 0 ? [] : [facts.thinking.join('\n\n')],
+    );
+    const calls = messages.filter((message) => message.type === 'tool.call');
+    const results = messages.filter((message) => message.type === 'tool.completed' || message.type === 'tool.failed');
+    expect(new Set(calls.map((call) => call.toolCallId)).size).toBe(calls.length);
+    for (const [id, result] of facts.toolResults) {
+      expect(calls.filter((call) => call.toolCallId === id)).toHaveLength(1);
+      expect(results.filter((done) => done.toolCallId === id)).toEqual([
+        expect.objectContaining({ type: result.isError ? 'tool.failed' : 'tool.completed', name: result.name }),
+      ]);
+    }
+    expect(messages.filter(isTerminal)).toHaveLength(1);
+    expect(isTerminal(messages.at(-1) as CliMessage)).toBe(true);
+    expect(messages[0]).toEqual({ type: 'session.started', sessionId: facts.sessionId });
+  });
+});
+
+describe('runPi: exact streams', () => {
+  it('text: streams the answer as deltas and completes with usage and session id', async () => {
+    const messages = await replay('text');
+    expect(types(messages)).toEqual(['session.started', ...Array<string>(18).fill('assistant'), 'terminal.completed']);
+    expect(answerOf(messages)).toBe('Hello from the fake model. This answer is streamed in many small chunks so you can see deltas.');
+    expect(messages.at(-1)).toEqual({
+      type: 'terminal.completed',
+      stopReason: 'stop',
+      usage: usage(123, 18),
+      sessionId: '01a22ae0-2cd5-7721-93a8-7b95f33b35b1',
+    });
+  });
+
+  it('thinking_text: the thought comes once, whole, after the answer, at the end of the turn', async () => {
+    const messages = await replay('thinking_text');
+    expect(types(messages).slice(-3)).toEqual(['assistant', 'assistant.thought', 'terminal.completed']);
+    expect(messages.at(-2)).toEqual({
+      type: 'assistant.thought',
+      text: 'The user wants a greeting. I will think briefly, step by step, then answer politely.',
+    });
+  });
+
+  it('tool_call_then_text: text, the call, its output, its result, then the rest of the answer', async () => {
+    const messages = await replay('tool_call_then_text');
+    const tools = messages.filter((message) => message.type.startsWith('tool.'));
+    expect(tools).toEqual([
+      { type: 'tool.call', toolCallId: 'call_tool_call_1', name: 'bash', input: { command: 'echo hello' } },
+      { type: 'tool.update', toolCallId: 'call_tool_call_1', name: 'bash', output: 'hello\n' },
+      { type: 'tool.completed', toolCallId: 'call_tool_call_1', name: 'bash', output: 'hello\n' },
+    ]);
+    const callAt = messages.findIndex((message) => message.type === 'tool.call');
+    expect(answerOf(messages.slice(0, callAt))).toBe('Let me run a tool first.');
+    expect(answerOf(messages.slice(callAt))).toBe('The tool returned: "hello\\n". Done.');
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop', usage: usage(246, 21) });
+  });
+
+  it('http500: pi retries (agent.retry ×3), then an agent-error carrying pi\'s message, although pi exits 0', async () => {
+    const messages = await replay('http500');
+    expect(messages.filter((message) => message.type === 'agent.retry')).toEqual([
+      { type: 'agent.retry', attempt: 1, maxAttempts: 3, delayMs: 2000, reason: '500 fake internal server error' },
+      { type: 'agent.retry', attempt: 2, maxAttempts: 3, delayMs: 4000, reason: '500 fake internal server error' },
+      { type: 'agent.retry', attempt: 3, maxAttempts: 3, delayMs: 8000, reason: '500 fake internal server error' },
+    ]);
+    expect(messages.at(-1)).toEqual({
+      type: 'terminal.failed',
+      reason: 'agent-error',
+      message: 'pi reported an error: 500 fake internal server error',
+      exitCode: 0,
+      signal: null,
+      stderr: '',
+      stderrTruncatedBytes: 0,
+      invalidOutputLines: [],
+      invalidOutputLinesOmitted: 0,
+      agentError: '500 fake internal server error',
+      sessionId: '01a22add-b817-70f0-8086-5995a1e85c23',
+    });
+  });
+
+  it('http401 and http500_noretry: an agent-error without retries', async () => {
+    for (const [name, error] of [
+      ['http401', '401 fake invalid api key'],
+      ['http500_noretry', '500 fake internal server error'],
+    ] as const) {
+      const messages = await replay(name);
+      expect(types(messages)).toEqual(['session.started', 'terminal.failed']);
+      expect(messages.at(-1)).toMatchObject({ reason: 'agent-error', agentError: error, message: expect.stringContaining(error) });
+    }
+  });
+
+  it('no_prompt: only a session header, so the run is missing its terminal', async () => {
+    expect((await replay('no_prompt')).at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'missing-terminal', exitCode: 0 });
+  });
+
+  it('cancel_sigterm: pi killed mid-answer (exit 143) is an exit failure that keeps the text already streamed', async () => {
+    const messages = await replay('cancel_sigterm', { exit: '143' });
+    expect(answerOf(messages)).toBe('This stream will hang forever after a few chunks');
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'exit', exitCode: 143, message: 'pi exited with code 143' });
+  });
+
+  it('bash_sleep_SIGTERM: a run killed by a signal while a tool runs is an exit failure', async () => {
+    const messages = await replay('bash_sleep_SIGTERM', { exit: 'SIGTERM' });
+    expect(messages.filter((message) => message.type === 'tool.call')).toHaveLength(1);
+    expect(messages.at(-1)).toMatchObject({ reason: 'exit', exitCode: null, signal: 'SIGTERM', message: 'pi was killed by SIGTERM' });
+  });
+
+  it('session.resumed when continuing a session or naming one', async () => {
+    for (const session of ['continue', { id: '01a22ae0' }] as const) {
+      const messages = await replay('session_first', { session });
+      expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
+      expect(messages.at(-1)).toMatchObject({ sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
+    }
+  });
+});
+
+describe('runPi: failures in the stream', () => {
+  it('a missing pi is terminal.failed with reason spawn and says how to install it', async () => {
+    const messages = await replay('text', { executable: 'agent-rx-missing-pi', executableArgs: [] });
+    expect(messages).toEqual([
+      expect.objectContaining({
+        type: 'terminal.failed',
+        reason: 'spawn',
+        exitCode: null,
+        message: expect.stringContaining('npm install -g @mariozechner/pi-coding-agent'),
+      }),
+    ]);
+  });
+
+  it('garbage on stdout is kept as bounded diagnostics and the answer is not lost', async () => {
+    const messages = await replay('text', { executableArgs: [fixture('fake-pi.mjs'), fixture('pi/garbled.jsonl.txt')] });
+    expect(answerOf(messages)).toBe('Hello world');
+    expect(messages.at(-1)).toMatchObject({
+      type: 'terminal.failed',
+      reason: 'invalid-output',
+      invalidOutputLines: [
+        expect.objectContaining({ lineNumber: 3, reason: 'not-json', text: 'Warning: something printed to stdout' }),
+        expect.objectContaining({ lineNumber: 5, reason: 'invalid-event', detail: expect.stringContaining('"message_end" event') }),
+      ],
+    });
+  });
+
+  it('a non-zero exit reports the last stderr line', async () => {
+    const messages = await replay('no_prompt', { exit: '1', env: { FAKE_PI_STDERR: "No session found matching 'deadbeef'\n" } });
+    expect(messages.at(-1)).toMatchObject({ reason: 'exit', exitCode: 1, message: "pi exited with code 1: No session found matching 'deadbeef'" });
+  });
+});
+
+describe('runPi: options and the process', () => {
+  it('passes the prompt on stdin, even one that starts with - or @', async () => {
+    const messages = await replay('text', { prompt: '-rf @file --help', env: { FAKE_PI_ECHO_STDIN: '1' }, exit: '3' });
+    expect(messages.at(-1)).toMatchObject({ reason: 'exit', stderr: 'stdin:-rf @file --help' });
+  });
+
+  it('throws TypeError at call time for invalid options', () => {
+    expect(() => runPi({ prompt: '' })).toThrow(TypeError);
+    expect(() => runPi({ prompt: 'x', thinking: 'max' as 'high' })).toThrow(/thinking must be one of/);
+    expect(() => runPi({ prompt: 'x', session: 'latest' as 'new' })).toThrow(TypeError);
+    expect(() => runPi({ prompt: 'x', tools: 'bash' as unknown as string[] })).toThrow(TypeError);
+    expect(() => runPi({ prompt: 'x', gracePeriodMs: -5 })).toThrow(TypeError);
+  });
+
+  it('stops pi with SIGTERM on unsubscribe, and nothing is emitted after', async () => {
+    const seen: CliMessage[] = [];
+    const pid = await new Promise<number>((resolve) => {
+      const subscription = runPi({
+        prompt: 'x',
+        executable: process.execPath,
+        executableArgs: [fixture('forever.mjs')],
+        onStopped: (report) => {
+          resolve(report.pid ?? -1);
+        },
+      }).subscribe((message) => seen.push(message));
+      setImmediate(() => {
+        subscription.unsubscribe();
+      });
+    });
+    expect(pid).toBeGreaterThan(0);
+    expect(isAlive(pid)).toBe(false);
+    expect(seen).toEqual([]);
+  });
+});
