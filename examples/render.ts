@@ -1,0 +1,149 @@
+import type { CliMessage, StopReport, TerminalCompleted, TerminalFailed } from '../lib/index.js';
+import { palette, type Palette } from './ansi.js';
+import { compactInput, formatDuration, formatUsage, lastLine, oneLine, outputHead, plural, truncate } from './format.js';
+
+/** Turns a run's messages, one at a time, into the text a person reads in a terminal. */
+export interface Renderer {
+  /** The text to write for `message`; `elapsedMs` (since the run started) goes into the final line. */
+  render(message: CliMessage, elapsedMs: number): string;
+  /** The text to write when the person stops the run before it ends. */
+  interrupted(elapsedMs: number): string;
+  /** The text to write once a stopped run's processes are gone. */
+  stopped(report: StopReport): string;
+}
+
+export interface RenderOptions {
+  /** ANSI colours and dim text (off for pipes, files and NO_COLOR). */
+  readonly color: boolean;
+}
+
+// Assistant text streams inline as paragraphs; everything else is whole lines between them.
+// State lives in the returned object, so each run needs its own renderer.
+export function createRenderer(options: RenderOptions): Renderer {
+  const c = palette(options.color);
+  let started = false;
+  let inText = false;
+  let atLineStart = true;
+  let shownSession: string | undefined;
+  const progress = new Map<string, string>();
+
+  // A paragraph of assistant text starts after a blank line and is written as it comes.
+  const text = (delta: string): string => {
+    if (delta === '') return '';
+    const prefix = !inText && started ? '\n' : '';
+    started = true;
+    inText = true;
+    atLineStart = delta.endsWith('\n');
+    return prefix + delta;
+  };
+
+  // Whole lines; a paragraph of text before them is closed with a blank line, `gap` asks for one anyway.
+  const block = (lines: readonly string[], gap = false): string => {
+    let prefix = '';
+    if (inText) prefix = atLineStart ? '\n' : '\n\n';
+    else if (gap && started) prefix = '\n';
+    started = true;
+    inText = false;
+    atLineStart = true;
+    return `${prefix}${lines.map((line) => `${line}\n`).join('')}`;
+  };
+
+  return {
+    render(message, elapsedMs) {
+      switch (message.type) {
+        case 'session.started':
+        case 'session.resumed':
+          shownSession = message.sessionId;
+          return block([c.dim(`${message.type === 'session.started' ? 'session' : 'resumed session'} ${message.sessionId}`)]);
+        case 'assistant':
+          return text(message.text);
+        case 'assistant.thought':
+          return message.text.trim() === '' ? '' : block(thoughtLines(message.text, c));
+        case 'tool.call':
+          return block([`${c.cyan('▸')} ${c.bold(message.name)}  ${c.dim(compactInput(message.input))}`]);
+        case 'tool.update': {
+          const hint = truncate(lastLine(message.output), 100);
+          if (hint === '' || progress.get(message.toolCallId) === hint) return '';
+          progress.set(message.toolCallId, hint);
+          return block([c.dim(`  ⋯ ${message.name}  ${hint}`)]);
+        }
+        case 'tool.completed':
+        case 'tool.failed':
+          progress.delete(message.toolCallId);
+          return block(toolResultLines(message.name, message.output, message.type === 'tool.failed', c));
+        case 'agent.retry':
+          return block([
+            c.yellow(`⟳ retry ${message.attempt}/${message.maxAttempts} in ${formatDuration(message.delayMs)} · ${oneLine(message.reason)}`),
+          ]);
+        case 'terminal.completed':
+          return block([completedLine(message, elapsedMs, shownSession, c)], true);
+        case 'terminal.failed':
+          return block(failedLines(message, elapsedMs, shownSession, c), true);
+      }
+    },
+    interrupted(elapsedMs) {
+      return block([c.yellow(`⏹ interrupted after ${formatDuration(elapsedMs)}, stopping the agent`)], true);
+    },
+    stopped(report) {
+      const how = report.exitedGracefully ? 'stopped gracefully' : `killed (${plural(report.killed.length, 'process', 'processes')})`;
+      const left = report.confirmed ? '' : `; still running: ${report.survivors.join(', ')}`;
+      return block([c.dim(`  agent ${how} in ${formatDuration(report.durationMs)}${left}`)]);
+    },
+  };
+}
+
+/** The first lines of the demo: what runs, and the prompt. */
+export function renderIntro(agent: string, prompt: string, options: RenderOptions): string {
+  const c = palette(options.color);
+  return `${c.dim(`agent-rx demo · ${agent}`)}\n${c.bold('> ')}${oneLine(prompt)}\n`;
+}
+
+// A dim `thinking` header over the thought, each line behind a bar.
+function thoughtLines(thought: string, c: Palette): string[] {
+  const lines = thought.trim().split(/\r?\n/);
+  return [c.dim('thinking'), ...lines.map((line) => c.dim(`│ ${line}`))];
+}
+
+// `✓ name  output` for one line of output; a longer output goes below, cut to a few lines.
+function toolResultLines(name: string, output: string, failed: boolean, c: Palette): string[] {
+  const mark = failed ? c.red('✗') : c.green('✓');
+  const shade = failed ? c.red : c.dim;
+  const head = outputHead(output);
+  const [first] = head.lines;
+  if (first === undefined) return [`  ${mark} ${name}  ${c.dim('(no output)')}`];
+  if (head.lines.length === 1 && head.omitted === 0) return [`  ${mark} ${name}  ${shade(first)}`];
+  const more = head.omitted > 0 ? [c.dim(`    … ${plural(head.omitted, 'more line')}`)] : [];
+  return [`  ${mark} ${name}`, ...head.lines.map((line) => `    ${shade(line)}`), ...more];
+}
+
+function completedLine(message: TerminalCompleted, elapsedMs: number, shownSession: string | undefined, c: Palette): string {
+  const parts = [c.green(c.bold('✓ completed')), message.stopReason];
+  if (message.usage !== undefined) parts.push(formatUsage(message.usage));
+  parts.push(formatDuration(elapsedMs));
+  if (message.sessionId !== undefined && message.sessionId !== shownSession) parts.push(`session ${message.sessionId}`);
+  return parts.join(' · ');
+}
+
+// The status line, then what helps to understand the failure: the agent's error, stderr, bad output.
+function failedLines(message: TerminalFailed, elapsedMs: number, shownSession: string | undefined, c: Palette): string[] {
+  const parts = [c.red(c.bold('✗ failed')), `${message.reason}: ${truncate(oneLine(message.message), 300)}`];
+  if (message.exitCode !== null && message.exitCode !== 0) parts.push(`exit ${message.exitCode}`);
+  if (message.signal !== null) parts.push(message.signal);
+  parts.push(formatDuration(elapsedMs));
+  if (message.sessionId !== undefined && message.sessionId !== shownSession) parts.push(`session ${message.sessionId}`);
+  const details: string[] = [];
+  if (message.agentError !== undefined && !message.message.includes(message.agentError)) {
+    details.push(c.dim(`  agent error: ${truncate(oneLine(message.agentError), 300)}`));
+  }
+  const stderr = message.stderr.replace(/\s+$/, '');
+  if (stderr !== '' && !message.message.includes(stderr)) {
+    details.push(...stderr.split(/\r?\n/).slice(-5).map((line) => c.dim(`  stderr │ ${truncate(line, 200)}`)));
+  }
+  const [invalid] = message.invalidOutputLines;
+  if (invalid !== undefined) {
+    const count = message.invalidOutputLines.length + message.invalidOutputLinesOmitted;
+    const first = `line ${invalid.lineNumber} (${invalid.reason}) ${truncate(oneLine(invalid.text), 80)}`;
+    details.push(c.dim(`  ${plural(count, 'unreadable output line')}, first: ${first}`));
+  }
+  return [parts.join(' · '), ...details];
+}

@@ -1,0 +1,86 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
+import { DEMO_SCRIPT, runNode, startNode } from './child.js';
+
+const demo = ['--import', 'tsx', DEMO_SCRIPT];
+const quiet = { NO_COLOR: '1', AGENT_RX_DEMO_REAL: '0', PI_REPLAY_SPEED: '0' };
+
+describe('parseDemoArgs', () => {
+  it('replays the default transcript with the default prompt when given nothing', () => {
+    const request = parseDemoArgs([], {});
+    expect(request).toEqual({ kind: 'run', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPT });
+    if (request.kind !== 'run') return;
+    expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({
+      prompt: DEFAULT_PROMPT,
+      model: DEFAULT_TRANSCRIPT,
+      executable: process.execPath,
+      executableArgs: ['/x/pi-replay.mjs'],
+    });
+    expect(describeAgent(request)).toContain(`replay of a recorded pi run: ${DEFAULT_TRANSCRIPT}`);
+  });
+
+  it('runs the real pi with --real or AGENT_RX_DEMO_REAL=1, passing provider and model through', () => {
+    const request = parseDemoArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', 'Fix', 'the', 'bug'], {});
+    expect(request).toEqual({ kind: 'run', real: true, prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
+    if (request.kind !== 'run') return;
+    expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({ prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
+    expect(describeAgent(request)).toBe('pi (anthropic/claude-x)');
+    expect(parseDemoArgs([], { AGENT_RX_DEMO_REAL: '1' })).toEqual({ kind: 'run', real: true, prompt: DEFAULT_PROMPT });
+  });
+
+  it('picks a transcript with --transcript, and refuses it with --real', () => {
+    expect(parseDemoArgs(['--transcript', 'text'], {})).toMatchObject({ kind: 'run', model: 'text' });
+    expect(parseDemoArgs(['--real', '--transcript', 'text'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseDemoArgs(['--nope'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseDemoArgs(['-h'], {})).toEqual({ kind: 'help' });
+  });
+});
+
+describe('examples/demo.ts', () => {
+  it('renders a replayed run with a tool call and exits 0', async () => {
+    const run = await runNode(demo, '', quiet);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout.replace(/ · [\d.]+m?s\n$/, ' · <time>\n')).toBe(
+      [
+        'agent-rx demo · replay of a recorded pi run: tool_call_then_text (offline; --real runs pi)',
+        `> ${DEFAULT_PROMPT}`,
+        '',
+        'session 01a22ae0-45cb-738b-afe6-ee678dc0dc31',
+        '',
+        'Let me run a tool first.',
+        '',
+        '▸ bash  echo hello',
+        '  ⋯ bash  hello',
+        '  ✓ bash  hello',
+        '',
+        'The tool returned: "hello\\n". Done.',
+        '',
+        '✓ completed · stop · 267 tokens (246 in, 21 out) · <time>',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('exits 1 when the run fails', async () => {
+    const run = await runNode([...demo, '--transcript', 'http500_noretry'], '', quiet);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('✗ failed · agent-error: ');
+    expect(run.stdout).toContain('500 fake internal server error');
+  });
+
+  it('exits 2 with the usage on a bad flag', async () => {
+    const run = await runNode([...demo, '--bogus'], '', quiet);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('usage: npm start');
+  });
+
+  it('stops the agent on Ctrl-C and exits 130', async () => {
+    const child = startNode([...demo, '--transcript', 'text'], { NO_COLOR: '1', AGENT_RX_DEMO_REAL: '0', PI_REPLAY_STARTUP_MS: '0' });
+    await child.waitForStdout('Hello from');
+    child.process.kill('SIGINT');
+    expect(await child.closed).toEqual({ code: 130, signal: null });
+    expect(child.stdout()).toMatch(/\n\n⏹ interrupted after [\d.]+m?s, stopping the agent\n {2}agent stopped gracefully in \d+ms\n$/);
+    expect(child.stdout()).not.toContain('completed');
+  });
+});
