@@ -1,8 +1,11 @@
-import type { Observable } from 'rxjs';
+import { defer, of, type Observable } from 'rxjs';
 import { buildPiInvocation } from '../agents/pi/args.js';
 import { piOutputToMessages } from '../agents/pi/pipeline.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
+import type { ProcessExit } from '../process/items.js';
+import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries, type SettingsOverlay } from '../agents/pi/settings-overlay.js';
+import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
 
 /**
@@ -22,7 +25,37 @@ import { processLines } from './process-lines.js';
  */
 export function runPi(options: RunPiOptions): Observable<CliMessage> {
   const invocation = buildPiInvocation(options);
-  return processLines(invocation.command, invocation.args, invocation.processOptions).pipe(
-    piOutputToMessages({ resuming: invocation.resuming }),
-  );
+  const toMessages = piOutputToMessages({ resuming: invocation.resuming });
+  const { command, args, processOptions } = invocation;
+  if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
+  // Each subscription gets its own settings overlay, removed once its process is gone.
+  return defer(() => {
+    let overlay: SettingsOverlay;
+    try {
+      overlay = createSettingsOverlay(piAgentDir({ ...process.env, ...processOptions.env }), withoutRetries, invocation.savesSession);
+    } catch (error) {
+      return of(setupFailure(`could not prepare pi's settings without retries: ${describe(error)}`)).pipe(toMessages);
+    }
+    return processLines(command, args, {
+      ...processOptions,
+      env: { ...processOptions.env, [PI_AGENT_DIR_ENV]: overlay.dir },
+      onStopped: (report) => {
+        overlay.remove();
+        processOptions.onStopped?.(report);
+      },
+    }).pipe(toMessages);
+  });
+}
+
+function setupFailure(message: string): ProcessExit {
+  return {
+    kind: 'exit',
+    exitCode: null,
+    signal: null,
+    stderr: '',
+    stderrTruncatedBytes: 0,
+    spawnError: { code: 'ESETUP', message },
+    pid: null,
+    durationMs: 0,
+  };
 }

@@ -7,6 +7,9 @@ export interface PiInvocation {
   readonly processOptions: ProcessOptions;
   /** The run continues an existing session. */
   readonly resuming: boolean;
+  /** pi's own retries stay as configured; `false` asks for a settings overlay. */
+  readonly agentRetry: boolean;
+  readonly savesSession: boolean;
 }
 
 /**
@@ -31,8 +34,10 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
     systemPrompt,
     appendSystemPrompt,
     extraArgs = [],
+    agentRetry = true,
     ...processOptions
   } = options;
+  if (typeof agentRetry !== 'boolean') throw new TypeError('agent-rx: agentRetry must be a boolean');
   if (typeof prompt !== 'string' || prompt.trim() === '') {
     throw new TypeError('agent-rx: runPi needs a non-empty `prompt` string');
   }
@@ -76,6 +81,8 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
       stdin: prompt,
     },
     resuming: session === 'continue' || typeof session === 'object',
+    agentRetry,
+    savesSession: session !== 'none',
   };
 }
 

@@ -32,6 +32,14 @@ export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'> {
   readonly systemPrompt?: string;
   /** Appended to the system prompt. */
   readonly appendSystemPrompt?: string;
+  /**
+   * `false` switches off pi's own retries for this run (its auto-retry and the HTTP SDK's
+   * retries), so that a caller-side retry is the only one. pi has no flag for it: the run gets a
+   * temporary configuration directory that links to the real one (`PI_CODING_AGENT_DIR` or
+   * `~/.pi/agent`) with `retry` overridden in `settings.json`; it is removed when the run ends.
+   * Project settings (`.pi/settings.json` in `cwd`) still win over it. Default: pi's settings.
+   */
+  readonly agentRetry?: boolean;
   /** More arguments for pi, placed after the ones built from these options. */
   readonly extraArgs?: readonly string[];
 }

@@ -1,0 +1,322 @@
+/**
+ * Scenarios of the fake model server, independent of the wire format.
+ *
+ * One model id = one scenario. The server asks `planReply()` what to send for a request and
+ * then renders that plan as OpenAI chat-completions SSE or Anthropic messages SSE. Tests use
+ * the `expected*` helpers below to assert exact output, so every text here is deterministic.
+ */
+
+/** The two wire formats the server speaks (the pi `api` names). */
+export type WireApi = 'openai-completions' | 'anthropic-messages';
+
+/** Scenario model ids with a fixed name. `long_text_<N>` and `flaky500_<N>` are parameterised. */
+export const SCENARIO_IDS = [
+  'text',
+  'thinking_text',
+  'bash_tool',
+  'read_tool',
+  'sleep_tool',
+  'echo',
+  'http500',
+  'http429',
+  'http401',
+  'flaky500',
+  'long_text',
+  'hang',
+] as const;
+export type ScenarioId = (typeof SCENARIO_IDS)[number];
+
+/** Model ids written into pi's models.json by default (parameterised ones get a default N). */
+export const DEFAULT_MODEL_IDS: readonly string[] = [
+  ...SCENARIO_IDS.filter((id) => id !== 'long_text'),
+  'long_text_2000',
+  'flaky500_3',
+];
+
+/** Models that get `reasoning: true` in models.json. */
+export const REASONING_MODEL_IDS: ReadonlySet<string> = new Set(['thinking_text']);
+
+/** Content of `notes.txt`, the file the `read_tool` scenario reads (pi-env writes it into the cwd). */
+export const NOTES_FILE = 'notes.txt';
+export const NOTES_TXT = 'agent-rx notes: the magic number is 4217.\nSecond line ✓\n';
+
+/** What the bash tool is expected to print for the `bash_tool` scenario. */
+export const BASH_TOOL_COMMAND = 'echo hello';
+export const BASH_TOOL_OUTPUT = 'hello\n';
+export const SLEEP_TOOL_COMMAND = 'sleep 30';
+
+/** Fake token counts: input is fixed, output = number of streamed content pieces. */
+export const FAKE_INPUT_TOKENS = 100;
+
+// ---------------------------------------------------------------------------------------------
+// Texts
+
+const TEXT_CHUNKS = ['Hello ', 'from the ', 'fake model', '. Line one.\n', 'Line two: ', 'café ✓', ' done.'];
+const THINKING_CHUNKS = ['The user ', 'wants a ', 'short answer', '. I will ', 'think briefly.'];
+const THINKING_TEXT_CHUNKS = ['Here is ', 'the answer', ' after thinking.'];
+const HANG_CHUNKS = ['This ', 'stream ', 'never ', 'ends', '...'];
+const BASH_PRE_TEXT_CHUNKS = ['Let me run ', 'a command.'];
+const READ_PRE_TEXT_CHUNKS = ['Reading ', 'the notes.'];
+const SLEEP_PRE_TEXT_CHUNKS = ['Sleeping ', 'for a while.'];
+const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
+
+/** Fake Anthropic thinking signature (sent as two signature_delta pieces). */
+export const THINKING_SIGNATURE = 'ZmFrZS1zaWduYXR1cmU=';
+
+/** The `long_text_<N>` text: N pieces of 5 characters each (wider once i reaches 10,000). */
+export function longTextChunks(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `${String(i).padStart(4, '0')} `);
+}
+export function longText(n: number): string {
+  return longTextChunks(n).join('');
+}
+
+/** The `echo` scenario answers with the last user message text, quoted with JSON.stringify. */
+export function echoText(userText: string): string {
+  return `You said: ${JSON.stringify(userText)}`;
+}
+
+const bashAnswer = (toolOutput: string): string => `The command printed ${JSON.stringify(toolOutput)}. Done.`;
+const readAnswer = (fileText: string): string => `The file says ${JSON.stringify(fileText)}. Done.`;
+const SLEEP_ANSWER = 'The sleep finished.';
+
+// ---------------------------------------------------------------------------------------------
+// Model id parsing
+
+export interface ParsedModel {
+  readonly scenario: ScenarioId;
+  /** The `<N>` of `long_text_<N>` (chunks) or `flaky500_<N>` (failing requests). */
+  readonly n: number;
+}
+
+/** Parses a model id; null for an unknown one (the server answers 404 to those). */
+export function parseModel(model: string): ParsedModel | null {
+  const long = /^long_text_(\d+)$/.exec(model);
+  if (long) return { scenario: 'long_text', n: Number(long[1]) };
+  const flaky = /^flaky500(?:_(\d+))?$/.exec(model);
+  if (flaky) return { scenario: 'flaky500', n: flaky[1] === undefined ? 1 : Number(flaky[1]) };
+  if (model === 'long_text') return null;
+  return (SCENARIO_IDS as readonly string[]).includes(model) ? { scenario: model as ScenarioId, n: 0 } : null;
+}
+
+function parseOrThrow(model: string): ParsedModel {
+  const parsed = parseModel(model);
+  if (!parsed) throw new Error(`unknown fake model id: ${model}`);
+  return parsed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reply plans
+
+export type PlannedBlock =
+  | { readonly type: 'thinking'; readonly chunks: readonly string[] }
+  | { readonly type: 'text'; readonly chunks: readonly string[] }
+  | { readonly type: 'toolCall'; readonly name: string; readonly argChunks: readonly string[] };
+
+export type ReplyPlan =
+  | {
+      readonly kind: 'stream';
+      readonly blocks: readonly PlannedBlock[];
+      readonly stopReason: 'stop' | 'toolUse';
+      /** Stop after the blocks' content without finishing the response; the socket stays open. */
+      readonly hang: boolean;
+      /** Pause between SSE events, so the client sees several reads. */
+      readonly chunkDelayMs: number;
+    }
+  | {
+      readonly kind: 'error';
+      readonly status: number;
+      readonly message: string;
+      readonly headers: Readonly<Record<string, string>>;
+    };
+
+/** What the server knows about the conversation, normalised from either wire format. */
+export interface ConversationView {
+  /** The last message is a tool result (OpenAI role "tool", Anthropic user message of tool_result blocks). */
+  readonly lastIsToolResult: boolean;
+  /** Text of the last tool result, or null. */
+  readonly lastToolResultText: string | null;
+  /** Text of the last user message that is not a tool result, or null. */
+  readonly lastUserText: string | null;
+  /** How many requests this server has already seen for this model id (0 for the first). */
+  readonly previousRequestsForModel: number;
+}
+
+const stream = (blocks: PlannedBlock[], stopReason: 'stop' | 'toolUse', chunkDelayMs = 5): ReplyPlan => ({
+  kind: 'stream',
+  blocks,
+  stopReason,
+  hang: false,
+  chunkDelayMs,
+});
+
+/** Splits a JSON argument string into a few pieces, as real providers stream them. */
+function argPieces(args: Record<string, unknown>): string[] {
+  const json = JSON.stringify(args);
+  const pieces: string[] = [];
+  for (let i = 0; i < json.length; i += 7) pieces.push(json.slice(i, i + 7));
+  return pieces;
+}
+
+function toolThenText(
+  view: ConversationView,
+  preText: readonly string[],
+  name: string,
+  args: Record<string, unknown>,
+  answer: (toolText: string) => string,
+): ReplyPlan {
+  if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(answer(view.lastToolResultText ?? '')) }], 'stop');
+  return stream(
+    [
+      { type: 'text', chunks: preText },
+      { type: 'toolCall', name, argChunks: argPieces(args) },
+    ],
+    'toolUse',
+  );
+}
+
+/** Splits a text into word-sized pieces (whitespace stays attached to the word before it). */
+function splitWords(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+const ERRORS = {
+  http500: { status: 500, message: 'fake internal server error', anthropicType: 'api_error' },
+  http429: { status: 429, message: 'fake rate limit exceeded', anthropicType: 'rate_limit_error' },
+  http401: { status: 401, message: 'fake invalid api key', anthropicType: 'authentication_error' },
+} as const;
+
+/** Decides the reply for one request. */
+export function planReply(model: string, view: ConversationView): ReplyPlan {
+  const { scenario, n } = parseOrThrow(model);
+  switch (scenario) {
+    case 'text':
+      return stream([{ type: 'text', chunks: TEXT_CHUNKS }], 'stop');
+    case 'thinking_text':
+      return stream(
+        [
+          { type: 'thinking', chunks: THINKING_CHUNKS },
+          { type: 'text', chunks: THINKING_TEXT_CHUNKS },
+        ],
+        'stop',
+      );
+    case 'echo':
+      return stream([{ type: 'text', chunks: splitWords(echoText(view.lastUserText ?? '')) }], 'stop');
+    case 'bash_tool':
+      return toolThenText(view, BASH_PRE_TEXT_CHUNKS, 'bash', { command: BASH_TOOL_COMMAND }, bashAnswer);
+    case 'read_tool':
+      return toolThenText(view, READ_PRE_TEXT_CHUNKS, 'read', { path: NOTES_FILE }, readAnswer);
+    case 'sleep_tool':
+      return toolThenText(view, SLEEP_PRE_TEXT_CHUNKS, 'bash', { command: SLEEP_TOOL_COMMAND }, () => SLEEP_ANSWER);
+    case 'long_text':
+      return stream([{ type: 'text', chunks: longTextChunks(n) }], 'stop', 0);
+    case 'hang':
+      return { kind: 'stream', blocks: [{ type: 'text', chunks: HANG_CHUNKS }], stopReason: 'stop', hang: true, chunkDelayMs: 20 };
+    case 'flaky500':
+      if (view.previousRequestsForModel < n) return errorPlan('http500');
+      return stream([{ type: 'text', chunks: FLAKY_TEXT_CHUNKS }], 'stop');
+    case 'http500':
+    case 'http429':
+    case 'http401':
+      return errorPlan(scenario);
+  }
+}
+
+function errorPlan(kind: keyof typeof ERRORS): ReplyPlan {
+  const { status, message } = ERRORS[kind];
+  // retry-after: 0 makes the SDK fall back to its own short backoff (about 0.5-1 s) instead of waiting.
+  return { kind: 'error', status, message, headers: kind === 'http429' ? { 'retry-after': '0' } : {} };
+}
+
+/** The JSON error body each wire format uses (the SDKs turn it into pi's `errorMessage`). */
+export function errorBody(api: WireApi, status: number, message: string): unknown {
+  if (api === 'openai-completions') {
+    return { error: { message, type: status === 429 ? 'rate_limit_error' : 'server_error', code: null } };
+  }
+  const known = Object.values(ERRORS).find((e) => e.status === status);
+  return { type: 'error', error: { type: known?.anthropicType ?? 'api_error', message } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expectations for tests
+
+/**
+ * The text of the final assistant message of a successful run.
+ * Tool scenarios: the answer after the tool result (computed from the expected tool output).
+ * `hang`: the text streamed before the stream stalls. `echo`: use `echoText(prompt)`.
+ */
+export function expectedText(model: string): string {
+  const { scenario, n } = parseOrThrow(model);
+  switch (scenario) {
+    case 'text':
+      return TEXT_CHUNKS.join('');
+    case 'thinking_text':
+      return THINKING_TEXT_CHUNKS.join('');
+    case 'bash_tool':
+      return bashAnswer(BASH_TOOL_OUTPUT);
+    case 'read_tool':
+      return readAnswer(NOTES_TXT);
+    case 'sleep_tool':
+      return SLEEP_ANSWER;
+    case 'long_text':
+      return longText(n);
+    case 'hang':
+      return HANG_CHUNKS.join('');
+    case 'flaky500':
+      return FLAKY_TEXT_CHUNKS.join('');
+    case 'echo':
+    case 'http500':
+    case 'http429':
+    case 'http401':
+      throw new Error(`scenario ${scenario} has no fixed text`);
+  }
+}
+
+/** The thinking text of the scenario, or undefined when it does not think. */
+export function expectedThinking(model: string): string | undefined {
+  return parseOrThrow(model).scenario === 'thinking_text' ? THINKING_CHUNKS.join('') : undefined;
+}
+
+export interface ExpectedToolCall {
+  /** Tool-call id as pi reports it (`call_…` on OpenAI, `toolu_…` on Anthropic). */
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+  /** Text of the first assistant message, before the tool call. */
+  readonly textBefore: string;
+}
+
+/** The tool call of the first assistant message, or undefined for scenarios without one. */
+export function expectedToolCall(model: string, api: WireApi): ExpectedToolCall | undefined {
+  const { scenario } = parseOrThrow(model);
+  const id = toolCallId(scenario, api);
+  switch (scenario) {
+    case 'bash_tool':
+      return { id, name: 'bash', arguments: { command: BASH_TOOL_COMMAND }, textBefore: BASH_PRE_TEXT_CHUNKS.join('') };
+    case 'read_tool':
+      return { id, name: 'read', arguments: { path: NOTES_FILE }, textBefore: READ_PRE_TEXT_CHUNKS.join('') };
+    case 'sleep_tool':
+      return { id, name: 'bash', arguments: { command: SLEEP_TOOL_COMMAND }, textBefore: SLEEP_PRE_TEXT_CHUNKS.join('') };
+    default:
+      return undefined;
+  }
+}
+
+/** Deterministic tool-call id: one tool call per scenario. */
+export function toolCallId(scenario: string, api: WireApi): string {
+  return api === 'openai-completions' ? `call_${scenario}_1` : `toolu_${scenario}_1`;
+}
+
+/**
+ * pi's `errorMessage` for an error scenario. The OpenAI SDK uses `<status> <error.message>`,
+ * the Anthropic SDK `<status> <JSON of the whole body>`.
+ */
+export function expectedErrorMessage(model: string, api: WireApi): string {
+  const { scenario } = parseOrThrow(model);
+  const kind = scenario === 'flaky500' ? 'http500' : scenario;
+  if (kind !== 'http500' && kind !== 'http429' && kind !== 'http401') {
+    throw new Error(`scenario ${scenario} does not fail`);
+  }
+  const { status, message } = ERRORS[kind];
+  return api === 'openai-completions' ? `${status} ${message}` : `${status} ${JSON.stringify(errorBody(api, status, message))}`;
+}
