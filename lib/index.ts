@@ -1,5 +1,6 @@
 // Sources
 export { runPi } from './sources/run-pi.js';
+export { runClaudeCode } from './sources/run-claude-code.js';
 export { processLines } from './sources/process-lines.js';
 
 // Operators
@@ -25,6 +26,12 @@ export { piOutputToMessages } from './agents/pi/pipeline.js';
 export { piDialect, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
 export { piEventSchemas, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
+
+// Claude Code
+export { claudeOutputToMessages } from './agents/claude/pipeline.js';
+export { claudeDialect, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
+export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
+export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
 
 // Messages
 export {

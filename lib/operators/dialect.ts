@@ -4,7 +4,16 @@ import type { AgentEvent } from './items.js';
 /** How a dialect reads the end of a run from the events it saw. */
 export type Conclusion =
   | { readonly kind: 'completed'; readonly stopReason: string; readonly usage?: Usage }
-  | { readonly kind: 'failed'; readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>; readonly message: string }
+  | {
+      readonly kind: 'failed';
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
+      readonly message: string;
+      /**
+       * The agent reported that its run ended (pi: `agent_end`; Claude Code: a `result` line).
+       * Such a failure explains a non-zero exit code, which then adds nothing.
+       */
+      readonly ended: boolean;
+    }
   | { readonly kind: 'inconclusive'; readonly message: string };
 
 /**

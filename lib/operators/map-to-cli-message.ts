@@ -9,7 +9,8 @@ import type { AgentEvent, PipelineItem, RunExit } from './items.js';
  * message, decided by precedence:
  *
  * 1. the process could not start → `terminal.failed` `spawn`;
- * 2. non-zero exit or killed by a signal → `terminal.failed` `exit`;
+ * 2. killed by a signal, or a non-zero exit that the agent did not explain → `terminal.failed`
+ *    `exit` (an agent that reported the end of its run with an error, then exited 1, gets 3.);
  * 3. what the dialect concludes from the events (`agent-error`, `aborted`, `terminal.completed`);
  * 4. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
  *
@@ -68,12 +69,13 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: 
     const hint = dialect.installHint === undefined ? '' : ` ${dialect.installHint}`;
     return failure(dialect, state, exit, 'spawn', `${name} could not be started (${exit.spawnError.code}): ${exit.spawnError.message}.${hint}`);
   }
-  if (exit.signal !== null || exit.exitCode !== 0) {
+  const conclusion = dialect.conclude(state);
+  const explained = exit.signal === null && conclusion.kind === 'failed' && conclusion.ended;
+  if ((exit.signal !== null || exit.exitCode !== 0) && !explained) {
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
     const detail = [lastLine(exit.stderr), dialect.lastError(state)].filter((part) => part !== undefined && part !== '');
     return failure(dialect, state, exit, 'exit', `${name} ${how}${detail.length > 0 ? `: ${detail.join(' | ')}` : ''}`);
   }
-  const conclusion = dialect.conclude(state);
   if (conclusion.kind === 'completed') {
     const sessionId = dialect.sessionId(state);
     return {

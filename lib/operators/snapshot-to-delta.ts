@@ -18,8 +18,12 @@ export interface TextReading {
 export type TextReader<E extends AgentEvent = AgentEvent> = (event: E) => TextReading | readonly TextReading[] | null;
 
 export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
-  /** Says what text an event carries, if any. */
-  readonly read: TextReader<E>;
+  /**
+   * Says what text an event carries, if any. A function, or a factory called once per
+   * subscription for a reader that needs memory of earlier events (for example to tell which
+   * block of a message a block-level line is, when the line does not say).
+   */
+  readonly read: TextReader<E> | { readonly create: () => TextReader<E> };
   /** How many keys to remember. Default 1024; the oldest is forgotten first. */
   readonly maxKeys?: number;
 }
@@ -49,6 +53,7 @@ export function snapshotToDelta<E extends AgentEvent>(
     new Observable<PipelineItem<E>>((subscriber) => {
       // State lives in the subscription: every subscriber (and every retry) starts fresh.
       const emitted = new Map<string, string>();
+      const read = typeof options.read === 'function' ? options.read : options.read.create();
       const advance = (reading: TextReading): string => {
         const id = `${reading.channel}\u0000${reading.key}`;
         const previous = emitted.get(id) ?? '';
@@ -79,7 +84,7 @@ export function snapshotToDelta<E extends AgentEvent>(
       return source.subscribe({
         next: (item) => {
           if (item.kind === 'event') {
-            const readings = options.read(item.event);
+            const readings = read(item.event);
             if (readings !== null) {
               if (isList(readings)) for (const reading of readings) emitText(reading);
               else emitText(readings);

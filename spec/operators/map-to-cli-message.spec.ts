@@ -21,7 +21,7 @@ const toy: Dialect<ToyState> = {
     if (event.type === 'done') state.outcome = { kind: 'completed', stopReason: 'stop' };
     if (event.type === 'oops') {
       state.lastError = 'model on fire';
-      state.outcome = { kind: 'failed', reason: 'agent-error', message: 'toy reported: model on fire' };
+      state.outcome = { kind: 'failed', reason: 'agent-error', message: 'toy reported: model on fire', ended: event['ended'] === true };
     }
     return [];
   },
@@ -73,6 +73,18 @@ describe('mapToCliMessage', () => {
       const killed = runExit({ exitCode: null, signal: 'SIGKILL' });
       expectObservable(cold<PipelineItem>('-d-x|', { d: ev('done'), x: killed }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
         x: failed({ reason: 'exit', exitCode: null, signal: 'SIGKILL', message: 'toy was killed by SIGKILL' }),
+      });
+    });
+  });
+
+  it('lets an agent-reported end with an error explain a non-zero exit, but not a signal', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const o = ev('oops', { ended: true });
+      expectObservable(cold<PipelineItem>('-o-x|', { o, x: runExit({ exitCode: 1 }) }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
+        x: failed({ reason: 'agent-error', exitCode: 1, agentError: 'model on fire', message: 'toy reported: model on fire' }),
+      });
+      expectObservable(cold<PipelineItem>('-o-x|', { o, x: runExit({ exitCode: null, signal: 'SIGTERM' }) }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
+        x: failed({ reason: 'exit', exitCode: null, signal: 'SIGTERM', agentError: 'model on fire', message: 'toy was killed by SIGTERM: model on fire' }),
       });
     });
   });

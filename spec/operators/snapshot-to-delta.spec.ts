@@ -108,6 +108,28 @@ describe('snapshotToDelta', () => {
     });
   });
 
+  it('creates a reader per subscription when given a factory, for readers that count earlier events', () => {
+    let created = 0;
+    scheduler().run(({ cold, expectObservable }) => {
+      // Each `block` event is the next block of one message: the reader numbers them.
+      const create = () => {
+        created += 1;
+        let seen = 0;
+        return (event: AgentEvent): TextReading | null => {
+          if (event.type !== 'block') return null;
+          seen += 1;
+          return { channel: 'assistant', key: `m:${String(seen)}`, snapshot: event['text'] as string };
+        };
+      };
+      const values = { a: ev('block', { text: 'one' }), b: ev('block', { text: 'two' }) };
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), values).pipe(snapshotToDelta({ read: { create } }));
+      const expected = { ...values, 1: text('one'), 2: text('two') };
+      expectObservable(result).toBe('-(1a)-(2b)|', expected);
+      expectObservable(result).toBe('-(1a)-(2b)|', expected);
+    });
+    expect(created).toBe(2);
+  });
+
   it('forgets the oldest key beyond maxKeys', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const values = { a: snap('x', 'k1'), b: snap('y', 'k2'), c: snap('x', 'k1') };

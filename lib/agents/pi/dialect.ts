@@ -224,10 +224,10 @@ function addUsage(total: Usage | undefined, usage: NonNullable<PiMessage['usage'
 
 function concludePi(state: PiState): Conclusion {
   if (state.lastStopReason === 'error') {
-    return { kind: 'failed', reason: 'agent-error', message: `pi reported an error: ${state.lastError ?? 'unknown error'}` };
+    return { kind: 'failed', reason: 'agent-error', message: `pi reported an error: ${state.lastError ?? 'unknown error'}`, ended: state.agentEnded };
   }
   if (state.lastStopReason === 'aborted') {
-    return { kind: 'failed', reason: 'aborted', message: `pi aborted the request: ${state.lastError ?? 'aborted'}` };
+    return { kind: 'failed', reason: 'aborted', message: `pi aborted the request: ${state.lastError ?? 'aborted'}`, ended: state.agentEnded };
   }
   if (state.agentEnded && (state.lastStopReason === 'stop' || state.lastStopReason === 'length')) {
     return { kind: 'completed', stopReason: state.lastStopReason, ...(state.usage === undefined ? {} : { usage: state.usage }) };

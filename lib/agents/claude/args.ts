@@ -1,0 +1,75 @@
+import type { ProcessOptions } from '../../process/options.js';
+import type { RunClaudeCodeOptions } from './options.js';
+
+export interface ClaudeInvocation {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly processOptions: ProcessOptions;
+  readonly resuming: boolean;
+}
+
+/**
+ * Validates `runClaudeCode` options (a programmer error throws `TypeError` now) and builds the
+ * argv: print mode with stream-json output (which requires `--verbose`), stdin closed (an open pipe
+ * makes the CLI wait 3 s for input), and the prompt last, after `--`.
+ */
+export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvocation {
+  const given: unknown = options;
+  if (typeof given !== 'object' || given === null) throw new TypeError('agent-rx: runClaudeCode needs an options object');
+  const {
+    prompt,
+    executable = 'claude',
+    executableArgs = [],
+    model,
+    session = 'new',
+    permissionMode,
+    allowedTools,
+    disallowedTools,
+    maxTurns,
+    includePartialMessages = true,
+    agentRetry = true,
+    extraArgs = [],
+    ...processOptions
+  } = options;
+  if (typeof prompt !== 'string' || prompt.trim() === '') throw new TypeError('agent-rx: runClaudeCode needs a non-empty `prompt` string');
+  for (const [name, value] of Object.entries({ executable, model, permissionMode })) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
+  }
+  for (const [name, value] of Object.entries({ executableArgs, extraArgs, allowedTools, disallowedTools })) {
+    if (value !== undefined && (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))) {
+      throw new TypeError(`agent-rx: ${name} must be an array of strings`);
+    }
+  }
+  if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) throw new TypeError('agent-rx: maxTurns must be an integer >= 1');
+  if (typeof includePartialMessages !== 'boolean' || typeof agentRetry !== 'boolean') {
+    throw new TypeError('agent-rx: includePartialMessages and agentRetry must be booleans');
+  }
+
+  const args = [...executableArgs, '-p', '--output-format', 'stream-json', '--verbose'];
+  if (includePartialMessages) args.push('--include-partial-messages');
+  if (model !== undefined) args.push('--model', model);
+  if (session === 'continue') args.push('--continue');
+  else if (typeof session === 'object') {
+    if (typeof session.resume !== 'string' || session.resume === '') throw new TypeError('agent-rx: session.resume must be a session id');
+    args.push('--resume', session.resume);
+  } else if ((session as unknown) !== 'new') {
+    throw new TypeError(`agent-rx: session must be 'new', 'continue' or { resume }; got ${JSON.stringify(session)}`);
+  }
+  if (permissionMode !== undefined) args.push('--permission-mode', permissionMode);
+  if (allowedTools !== undefined && allowedTools.length > 0) args.push(`--allowedTools=${allowedTools.join(',')}`);
+  if (disallowedTools !== undefined && disallowedTools.length > 0) args.push(`--disallowedTools=${disallowedTools.join(',')}`);
+  if (maxTurns !== undefined) args.push('--max-turns', String(maxTurns));
+  args.push(...extraArgs, '--', prompt);
+
+  return {
+    command: executable,
+    args,
+    processOptions: {
+      // SIGINT makes Claude Code kill its tool's process group and end the run itself.
+      interrupt: { signal: 'SIGINT', stdin: null },
+      ...processOptions,
+      ...(agentRetry ? {} : { env: { ...processOptions.env, CLAUDE_CODE_MAX_RETRIES: '0' } }),
+    },
+    resuming: session !== 'new',
+  };
+}

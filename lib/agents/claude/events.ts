@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * The Claude Code stream-json lines the dialect reads, as loose zod schemas: the CLI adds fields
+ * between versions, and only what is read is checked.
+ */
+
+const Block = z.looseObject({ type: z.string() });
+
+export const claudeEventSchemas = {
+  system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional() }),
+  stream_event: z.looseObject({
+    type: z.literal('stream_event'),
+    event: z.looseObject({ type: z.string(), index: z.number().optional() }),
+    api_message_id: z.string().optional(),
+    parent_tool_use_id: z.string().nullable().optional(),
+  }),
+  assistant: z.looseObject({
+    type: z.literal('assistant'),
+    message: z.looseObject({ id: z.string(), content: z.array(Block) }),
+    parent_tool_use_id: z.string().nullable().optional(),
+    error: z.string().optional(),
+    is_api_error_message: z.boolean().optional(),
+  }),
+  user: z.looseObject({
+    type: z.literal('user'),
+    message: z.looseObject({ content: z.union([z.string(), z.array(Block)]) }),
+  }),
+  result: z.looseObject({
+    type: z.literal('result'),
+    subtype: z.string(),
+    is_error: z.boolean(),
+    result: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+    stop_reason: z.string().nullable().optional(),
+    terminal_reason: z.string().optional(),
+    session_id: z.string().optional(),
+    total_cost_usd: z.number().optional(),
+    api_error_status: z.number().nullable().optional(),
+    usage: z
+      .looseObject({
+        input_tokens: z.number().optional(),
+        output_tokens: z.number().optional(),
+        cache_read_input_tokens: z.number().optional(),
+        cache_creation_input_tokens: z.number().optional(),
+      })
+      .optional(),
+  }),
+} as const;
+
+type Schemas = typeof claudeEventSchemas;
+/** A known Claude Code line, after validation. */
+export type ClaudeEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
+export type ClaudeEventOf<T extends ClaudeEvent['type']> = Extract<ClaudeEvent, { type: T }>;

@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CliMessageSchema, isTerminal, runClaudeCode, stopAllRuns, type CliMessage } from '../../lib/index.js';
+import { buildClaudeInvocation } from '../../lib/agents/claude/args.js';
+import { claudeFacts, replayClaude } from '../helpers/claude-transcripts.js';
+import { answerOf } from '../helpers/pi-transcripts.js';
+
+afterEach(async () => {
+  await stopAllRuns();
+});
+
+const transcripts = readdirSync(fileURLToPath(new URL('../fixtures/claude/', import.meta.url)))
+  .filter((file) => file.endsWith('.jsonl'))
+  .map((file) => file.slice(0, -'.jsonl'.length))
+  .sort();
+
+const only = (messages: readonly CliMessage[], type: CliMessage['type']) => messages.filter((message) => message.type === type);
+
+describe('runClaudeCode on every recorded transcript', () => {
+  it.each(transcripts)('%s: valid messages, the answer exactly once, thinking once, tools paired, one terminal last', async (name) => {
+    const facts = claudeFacts(name);
+    const messages = await replayClaude(name);
+    for (const message of messages) expect(CliMessageSchema.safeParse(message).success).toBe(true);
+    expect(answerOf(messages)).toBe(facts.answer);
+    expect(only(messages, 'assistant.thought').map((message) => (message as { text: string }).text)).toEqual(
+      facts.thinking.length === 0 ? [] : [facts.thinking.join('\n\n')],
+    );
+    expect(only(messages, 'tool.call').map((message) => (message as { toolCallId: string }).toolCallId)).toEqual(facts.toolUses);
+    expect(messages.filter(isTerminal)).toHaveLength(1);
+    expect(isTerminal(messages.at(-1) as CliMessage)).toBe(true);
+    expect(messages[0]).toEqual({ type: 'session.started', sessionId: facts.sessionId });
+  });
+});
+
+describe('runClaudeCode: exact streams', () => {
+  it('streams text deltas from partial messages, not doubled by the block-level lines', async () => {
+    const messages = await replayClaude('text-partial');
+    expect(only(messages, 'assistant')).toEqual([
+      { type: 'assistant', text: 'Hello ' },
+      { type: 'assistant', text: 'from the ' },
+      { type: 'assistant', text: 'fake server.' },
+    ]);
+    expect(messages.at(-1)).toEqual({
+      type: 'terminal.completed',
+      stopReason: 'end_turn',
+      usage: { inputTokens: 42, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 48, cost: 0.000288 },
+      sessionId: '2a12187f-8e9e-4ea0-88e5-6cd5b1daca54',
+    });
+  });
+
+  it('emits whole blocks when partial messages are off', async () => {
+    expect(only(await replayClaude('text'), 'assistant')).toEqual([{ type: 'assistant', text: 'Hello from the fake server.' }]);
+  });
+
+  it('a Bash tool: text, the call with its input, the result, the rest of the answer', async () => {
+    const messages = await replayClaude('tool-partial');
+    const id = 'toolu_f2ab0a5e08dddeb95fef8db3';
+    expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
+      { type: 'tool.call', toolCallId: id, name: 'Bash', input: { command: 'echo hello', description: 'Run echo hello' } },
+      { type: 'tool.completed', toolCallId: id, name: 'Bash', output: 'hello' },
+    ]);
+    const callAt = messages.findIndex((message) => message.type === 'tool.call');
+    expect(answerOf(messages.slice(0, callAt))).toBe('I will run a command.');
+    expect(answerOf(messages.slice(callAt))).toBe('The command printed: hello');
+  });
+
+  it('a denied tool is tool.failed with the refusal, and the run goes on', async () => {
+    const messages = await replayClaude('tool-denied');
+    expect(only(messages, 'tool.failed')).toEqual([expect.objectContaining({ name: 'Bash', output: expect.stringContaining('needs approval') })]);
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
+  });
+
+  it('an API error: agent.retry, then agent-error with the status first, although the CLI exits 1', async () => {
+    const messages = await replayClaude('err401-retries1');
+    expect(only(messages, 'agent.retry')).toEqual([{ type: 'agent.retry', attempt: 1, maxAttempts: 1, delayMs: 509, reason: '401 authentication_failed' }]);
+    expect(answerOf(messages)).toBe('');
+    expect(messages.at(-1)).toMatchObject({
+      type: 'terminal.failed',
+      reason: 'agent-error',
+      exitCode: 1,
+      agentError: '401 Invalid API key · Fix external API key',
+      message: 'Claude Code reported an error: 401 Invalid API key · Fix external API key',
+    });
+  });
+
+  it('max turns is an agent-error; SIGINT mid-stream is aborted; SIGTERM (no result line) is an exit failure', async () => {
+    expect((await replayClaude('max-turns')).at(-1)).toMatchObject({ reason: 'agent-error', message: expect.stringContaining('Reached maximum number of turns (1)') });
+    expect((await replayClaude('cancel-sigint')).at(-1)).toMatchObject({ reason: 'aborted', exitCode: 0 });
+    const killed = await replayClaude('sleeptool-SIGTERM');
+    expect(only(killed, 'tool.failed')).toEqual([expect.objectContaining({ output: 'Exit code 137\nstart' })]);
+    expect(killed.at(-1)).toMatchObject({ reason: 'exit', exitCode: 143 });
+  });
+
+  it('session.resumed when resuming', async () => {
+    const messages = await replayClaude('resume-2', { session: { resume: '7d9576bb-fac4-4082-b5fa-c411961d43fc' } });
+    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '7d9576bb-fac4-4082-b5fa-c411961d43fc' });
+  });
+
+  it('a missing claude is terminal.failed with reason spawn and says how to install it', async () => {
+    const messages = await replayClaude('text', { executable: 'agent-rx-missing-claude', executableArgs: [] });
+    expect(messages).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'spawn', message: expect.stringContaining('@anthropic-ai/claude-code') })]);
+  });
+});
+
+describe('Claude Code arguments', () => {
+  it('builds print-mode stream-json argv, the prompt last after --, interrupting with SIGINT', () => {
+    const invocation = buildClaudeInvocation({
+      prompt: '-rf --help',
+      model: 'sonnet',
+      session: { resume: 'abc' },
+      permissionMode: 'acceptEdits',
+      allowedTools: ['Bash', 'Read'],
+      disallowedTools: ['Write'],
+      maxTurns: 3,
+      extraArgs: ['--add-dir', '/tmp'],
+      agentRetry: false,
+      env: { A: '1' },
+    });
+    expect(invocation.command).toBe('claude');
+    expect(invocation.args).toEqual([
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--include-partial-messages',
+      '--model',
+      'sonnet',
+      '--resume',
+      'abc',
+      '--permission-mode',
+      'acceptEdits',
+      '--allowedTools=Bash,Read',
+      '--disallowedTools=Write',
+      '--max-turns',
+      '3',
+      '--add-dir',
+      '/tmp',
+      '--',
+      '-rf --help',
+    ]);
+    expect(invocation.processOptions).toEqual({ interrupt: { signal: 'SIGINT', stdin: null }, env: { A: '1', CLAUDE_CODE_MAX_RETRIES: '0' } });
+    expect(invocation.resuming).toBe(true);
+    expect(buildClaudeInvocation({ prompt: 'p', includePartialMessages: false, session: 'continue' }).args).toEqual([
+      '-p',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--continue',
+      '--',
+      'p',
+    ]);
+  });
+
+  it('rejects bad options with a TypeError', () => {
+    for (const options of [{ prompt: '' }, { prompt: 'p', maxTurns: 0 }, { prompt: 'p', allowedTools: 'Bash' }, { prompt: 'p', session: { resume: '' } }]) {
+      expect(() => runClaudeCode(options as never)).toThrow(TypeError);
+    }
+  });
+});
