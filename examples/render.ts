@@ -75,6 +75,10 @@ export function createRenderer(options: RenderOptions): Renderer {
           return block([
             c.yellow(`⟳ retry ${message.attempt}/${message.maxAttempts} in ${formatDuration(message.delayMs)} · ${oneLine(message.reason)}`),
           ]);
+        case 'run.retrying':
+          return block([
+            c.yellow(`⟳ attempt ${message.attempt} in ${formatDuration(message.delayMs)} · ${oneLine(message.failure.agentError ?? message.failure.message)}`),
+          ]);
         case 'terminal.completed':
           return block([completedLine(message, elapsedMs, shownSession, c)], true);
         case 'terminal.failed':

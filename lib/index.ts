@@ -9,6 +9,8 @@ export { collectInvalidLines, type CollectInvalidLinesOptions } from './operator
 export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
+export { retryAgentRun, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, type RetryAgentRunOptions } from './operators/retry-agent-run.js';
+export { isRetryableFailure } from './operators/is-retryable-failure.js';
 export type { Dialect, Conclusion } from './operators/dialect.js';
 export type {
   AgentEvent,
@@ -48,6 +50,7 @@ export {
   ToolCompletedSchema,
   ToolFailedSchema,
   AgentRetrySchema,
+  RunRetryingSchema,
   TerminalCompletedSchema,
   TerminalFailedSchema,
   isSessionStarted,
@@ -59,6 +62,7 @@ export {
   isToolCompleted,
   isToolFailed,
   isAgentRetry,
+  isRunRetrying,
   isTerminalCompleted,
   isTerminalFailed,
   isTerminal,
@@ -78,6 +82,7 @@ export type {
   ToolCompleted,
   ToolFailed,
   AgentRetry,
+  RunRetrying,
   TerminalCompleted,
   TerminalFailed,
   TerminalMessage,

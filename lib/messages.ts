@@ -114,7 +114,23 @@ export const TerminalFailedSchema = z.object({
   invalidOutputLinesOmitted: z.number(),
   /** The agent's own last error message, when it reported one. */
   agentError: z.string().optional(),
+  /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
+  retryAfterMs: z.number().nonnegative().optional(),
   sessionId: z.string().optional(),
+});
+
+/**
+ * A caller-side retry begins (emitted by `retryAgentRun`, never by a source): the failed
+ * attempt's terminal was swallowed, and attempt `attempt` starts after `delayMs`.
+ */
+export const RunRetryingSchema = z.object({
+  type: z.literal('run.retrying'),
+  /** The number of the attempt about to start: 2 for the first retry. */
+  attempt: z.number(),
+  /** How long the retry waits before it starts the attempt. */
+  delayMs: z.number(),
+  /** The swallowed `terminal.failed` of the previous attempt. */
+  failure: TerminalFailedSchema,
 });
 
 export const CliMessageSchema = z.discriminatedUnion('type', [
@@ -127,6 +143,7 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
   ToolCompletedSchema,
   ToolFailedSchema,
   AgentRetrySchema,
+  RunRetryingSchema,
   TerminalCompletedSchema,
   TerminalFailedSchema,
 ]);
@@ -140,6 +157,7 @@ export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
 export type ToolCompleted = z.infer<typeof ToolCompletedSchema>;
 export type ToolFailed = z.infer<typeof ToolFailedSchema>;
 export type AgentRetry = z.infer<typeof AgentRetrySchema>;
+export type RunRetrying = z.infer<typeof RunRetryingSchema>;
 export type TerminalCompleted = z.infer<typeof TerminalCompletedSchema>;
 export type TerminalFailed = z.infer<typeof TerminalFailedSchema>;
 export type TerminalMessage = TerminalCompleted | TerminalFailed;
@@ -160,6 +178,7 @@ export const isToolUpdate = is('tool.update');
 export const isToolCompleted = is('tool.completed');
 export const isToolFailed = is('tool.failed');
 export const isAgentRetry = is('agent.retry');
+export const isRunRetrying = is('run.retrying');
 export const isTerminalCompleted = is('terminal.completed');
 export const isTerminalFailed = is('terminal.failed');
 

@@ -1,0 +1,123 @@
+import type { TerminalFailed } from '../messages.js';
+
+// Billing and quota: some providers send these as 429, but waiting does not refill an account.
+const QUOTA = /insufficient[_ ]quota|quota exceeded|exceeded your (?:current )?quota|billing/i;
+
+// Failures that come back the same on every attempt: credentials, the request itself, what it names.
+const PERMANENT = new RegExp(
+  [
+    'unauthori[sz]ed',
+    'forbidden',
+    'invalid[ _-]?api[ _-]?key',
+    'incorrect api key',
+    'no api key',
+    'authentication',
+    'permission',
+    'bad request',
+    'invalid_request',
+    'not_found_error',
+    'unknown model',
+    'model\\b[^\\n]*\\bnot (?:found|exist|supported)',
+    'no session found',
+    'session\\b[^\\n]*\\bnot found',
+    'context[ _-]length',
+    'context window',
+    'maximum context',
+    'too many tokens',
+  ].join('|'),
+  'i',
+);
+
+// Failures of the moment: rate limits, an overloaded or failing upstream, the network, a timeout.
+const TRANSIENT = new RegExp(
+  [
+    'rate[ _-]?limit',
+    'too many requests',
+    'overloaded',
+    'internal server error',
+    'bad gateway',
+    'service unavailable',
+    'gateway time-?out',
+    '\\bapi_error\\b',
+    'server error',
+    'connection (?:error|reset|refused|closed|lost|terminated)',
+    'network',
+    'socket hang up',
+    'fetch failed',
+    '\\bterminated\\b',
+    'other side closed',
+    'timed out',
+    '\\btime-?out\\b',
+    'ECONNRESET|ECONNREFUSED|ECONNABORTED|ETIMEDOUT|EPIPE|EAI_AGAIN|ENOTFOUND|ENETUNREACH|EHOSTUNREACH|UND_ERR_',
+  ].join('|'),
+  'i',
+);
+
+// pi (and the provider SDKs it uses) start an HTTP error with its status: `429 rate limit ...`.
+const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
+
+/**
+ * The default classifier of `retryAgentRun`: whether a `terminal.failed` is worth another attempt.
+ *
+ * Retryable: rate limits (429), upstream errors (5xx, `overloaded`), request timeouts and
+ * conflicts (408, 409), connection, network and timeout errors, and a process killed by a signal
+ * the library did not send (the library emits nothing after it stops a run itself).
+ *
+ * Not retryable: `spawn` (the executable is missing), `aborted`, `invalid-output` and
+ * `missing-terminal` (the agent and this library disagree about the protocol, or the agent was
+ * invoked without a prompt: both come back the same), auth (401, 403), bad requests (400, other
+ * 4xx), unknown models and sessions, quota and billing errors (even as 429), exhausted context,
+ * and anything not recognised. A non-zero exit is retryable only when the agent's error or the
+ * stderr tail says why and that reason is transient (pi exits 1 for startup errors such as an
+ * unknown session).
+ *
+ * @example
+ * runPi({ prompt }).pipe(retryAgentRun({ isRetryable: (failure) => isRetryableFailure(failure) || failure.reason === 'missing-terminal' }));
+ */
+export function isRetryableFailure(failure: TerminalFailed): boolean {
+  switch (failure.reason) {
+    case 'spawn':
+    case 'aborted':
+    case 'invalid-output':
+    case 'missing-terminal':
+      return false;
+    case 'agent-error':
+      return classifyText(failure.agentError ?? failure.message) ?? false;
+    case 'exit':
+      if (failure.signal !== null || killedBySignal(failure.exitCode)) return true;
+      return classifyText(failure.agentError ?? '') ?? classifyStderr(failure.stderr) ?? false;
+  }
+}
+
+// The last stderr line that says something decides; stack frames and Node's version banner say nothing.
+function classifyStderr(stderr: string): boolean | undefined {
+  const lines = stderr.split('\n');
+  for (let i = lines.length - 1; i >= 0; i -= 1) {
+    const line = lines[i]?.trim() ?? '';
+    if (line === '' || line.startsWith('at ') || /^Node\.js v\d/.test(line)) continue;
+    const verdict = classifyText(line);
+    if (verdict !== undefined) return verdict;
+  }
+  return undefined;
+}
+
+// 128 + n is how a shell, or a program like pi that handles SIGTERM itself (143), reports death by signal n.
+function killedBySignal(exitCode: number | null): boolean {
+  return exitCode !== null && exitCode > 128 && exitCode < 128 + 32;
+}
+
+// true, false, or undefined when the text says nothing either way.
+function classifyText(text: string): boolean | undefined {
+  if (text === '') return undefined;
+  if (QUOTA.test(text)) return false;
+  const status = Number(LEADING_STATUS.exec(text)?.[1]);
+  if (status >= 400 && status <= 599) return isRetryableStatus(status);
+  if (PERMANENT.test(text)) return false;
+  if (TRANSIENT.test(text)) return true;
+  return undefined;
+}
+
+// 408 request timeout, 409 conflict, 429 too many requests, and 5xx; any other 4xx is the request's fault.
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}

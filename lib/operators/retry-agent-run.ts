@@ -1,0 +1,175 @@
+import { asyncScheduler, Observable, timer, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import type { CliMessage, RunRetrying, TerminalFailed } from '../messages.js';
+import { isRetryableFailure } from './is-retryable-failure.js';
+
+/** The first retry waits up to this long (full jitter); each further retry doubles it. */
+export const RETRY_BASE_DELAY_MS = 1000;
+/** No retry waits longer than this, a retry-after hint included. */
+export const RETRY_MAX_DELAY_MS = 30_000;
+
+export interface RetryAgentRunOptions {
+  /** Attempts in total, the first included: an integer >= 1, or `Infinity`. Default 3. */
+  readonly maxAttempts?: number;
+  /**
+   * How long to wait before attempt `attempt` (2 for the first retry), in ms: a number, or a
+   * function of the attempt and the failure it retries. Default: the failure's `retryAfterMs`
+   * when it has one, else exponential backoff with full jitter; both capped at 30 s.
+   */
+  readonly delay?: number | ((attempt: number, failure: TerminalFailed) => number);
+  /** Whether a failure is worth another attempt. Default `isRetryableFailure`. */
+  readonly isRetryable?: (failure: TerminalFailed) => boolean;
+  /**
+   * Retry an attempt in which the agent already used a tool (any `tool.*` message: pi announces a
+   * call just before running it, and a run killed mid-tool has no result). Default `false`: a
+   * retry would run the tools again (writes, commands, pushes), so such a failure is forwarded.
+   */
+  readonly retryAfterToolUse?: boolean;
+  /** Where the waits are scheduled. Default `asyncScheduler`; a `TestScheduler` for virtual time. */
+  readonly scheduler?: SchedulerLike;
+  /** The jitter's source of randomness, returning [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/**
+ * Retries a cold agent run on a retryable `terminal.failed`: swallows that terminal, emits
+ * `run.retrying` (the attempt about to start, the wait, the swallowed failure) so UIs can reset,
+ * waits, and subscribes to the source again. Any other terminal, or a failure when no attempt is
+ * left, is forwarded and the stream completes with it: the result still ends with exactly one
+ * terminal message.
+ *
+ * An attempt in which the agent used a tool (any `tool.*` message) is not retried unless
+ * `retryAfterToolUse` is set. Errors are forwarded, never retried (sources do not error for what
+ * the agent or the OS did). Unsubscribing during a wait cancels it; no attempt starts after.
+ *
+ * ```
+ * source:  -s-(f|)                       f = terminal.failed (429), c = terminal.completed
+ *          -s-a-(c|)                     (second subscription)
+ * result:  -s-r 499ms -s-a-(c|)          r = run.retrying { attempt: 2, delayMs: 500, failure: f }
+ * ```
+ *
+ * @example
+ * runPi({ prompt: 'Fix the failing test' })
+ *   .pipe(retryAgentRun({ maxAttempts: 4 }))
+ *   .subscribe((message) => {
+ *     if (message.type === 'run.retrying') console.log(`attempt ${message.attempt} in ${message.delayMs} ms`);
+ *   });
+ */
+export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOperatorFunction<CliMessage> {
+  const maxAttempts = options.maxAttempts ?? 3;
+  const delay = options.delay;
+  const isRetryable = options.isRetryable ?? isRetryableFailure;
+  const retryAfterToolUse = options.retryAfterToolUse ?? false;
+  const scheduler = options.scheduler ?? asyncScheduler;
+  const random = options.random ?? Math.random;
+  if (!(maxAttempts === Number.POSITIVE_INFINITY || (Number.isInteger(maxAttempts) && maxAttempts >= 1))) {
+    throw new TypeError(`agent-rx: maxAttempts must be an integer >= 1 or Infinity; got ${String(maxAttempts)}`);
+  }
+  if (typeof delay === 'number') checkDelay(delay, 'delay');
+  else if (delay !== undefined && typeof delay !== 'function') throw new TypeError('agent-rx: delay must be a number of ms or a function');
+  if (typeof isRetryable !== 'function') throw new TypeError('agent-rx: isRetryable must be a function');
+  if (typeof retryAfterToolUse !== 'boolean') throw new TypeError('agent-rx: retryAfterToolUse must be a boolean');
+  if (typeof random !== 'function') throw new TypeError('agent-rx: random must be a function');
+
+  const delayBefore = (attempt: number, failure: TerminalFailed): number => {
+    if (typeof delay === 'number') return delay;
+    if (delay !== undefined) return checkDelay(delay(attempt, failure), 'delay()');
+    return backoffDelay(attempt, failure, random);
+  };
+
+  return (source) =>
+    new Observable<CliMessage>((subscriber) => {
+      // State lives in the subscription: every subscriber counts its own attempts.
+      let running: Subscription | undefined;
+      let waiting: Subscription | undefined;
+      // While a synchronous source runs inside subscribe(), a due attempt is queued, not nested.
+      let subscribing = false;
+      let queued: number | undefined;
+
+      // Subscribes to one attempt; returns its subscription (still running, or already settled).
+      const subscribeAttempt = (attempt: number): Subscription => {
+        // `settled`: this attempt's terminal (or end) was handled; later messages are dropped.
+        const state = { settled: false, usedTools: false };
+        // True when a retry was scheduled for the failure.
+        const retryAfter = (failure: TerminalFailed): boolean => {
+          if (attempt >= maxAttempts || (state.usedTools && !retryAfterToolUse) || !isRetryable(failure)) return false;
+          const next = attempt + 1;
+          const delayMs = delayBefore(next, failure);
+          subscriber.next({ type: 'run.retrying', attempt: next, delayMs, failure } satisfies RunRetrying);
+          // The subscriber may have left on `run.retrying`: then no wait and no attempt.
+          if (subscriber.closed) return true;
+          waiting = timer(delayMs, scheduler).subscribe(() => {
+            waiting = undefined;
+            launch(next);
+          });
+          return true;
+        };
+        const subscription = source.subscribe({
+          next: (message) => {
+            if (state.settled) return;
+            if (message.type.startsWith('tool.')) state.usedTools = true;
+            if (message.type === 'terminal.failed') {
+              state.settled = true;
+              let retrying: boolean;
+              try {
+                retrying = retryAfter(message);
+              } catch (error: unknown) {
+                subscriber.error(error);
+                return;
+              }
+              if (retrying) return;
+            } else if (message.type === 'terminal.completed') {
+              state.settled = true;
+            }
+            subscriber.next(message);
+            if (state.settled) subscriber.complete();
+          },
+          error: (error: unknown) => {
+            if (!state.settled) subscriber.error(error);
+          },
+          complete: () => {
+            if (!state.settled) subscriber.complete();
+          },
+        });
+        if (state.settled) subscription.unsubscribe();
+        return subscription;
+      };
+
+      // Starts attempts one after the other: the previous one is unsubscribed before the next begins.
+      const launch = (attempt: number): void => {
+        if (subscribing) {
+          queued = attempt;
+          return;
+        }
+        let next: number | undefined = attempt;
+        while (next !== undefined && !subscriber.closed) {
+          running?.unsubscribe();
+          subscribing = true;
+          running = subscribeAttempt(next);
+          subscribing = false;
+          next = queued;
+          queued = undefined;
+        }
+        if (subscriber.closed) running?.unsubscribe();
+      };
+
+      launch(1);
+      return () => {
+        waiting?.unsubscribe();
+        running?.unsubscribe();
+      };
+    });
+}
+
+// Full jitter: uniform in [0, min(cap, base * 2^(attempt - 2))]; a retry-after hint is taken as is, capped.
+function backoffDelay(attempt: number, failure: TerminalFailed, random: () => number): number {
+  if (failure.retryAfterMs !== undefined) return Math.min(RETRY_MAX_DELAY_MS, failure.retryAfterMs);
+  const ceiling = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** (attempt - 2));
+  return Math.round(random() * ceiling);
+}
+
+function checkDelay(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`agent-rx: ${name} must be a finite number of ms >= 0; got ${String(value)}`);
+  }
+  return value;
+}
