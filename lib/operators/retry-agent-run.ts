@@ -1,5 +1,6 @@
 import { asyncScheduler, Observable, timer, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { CliMessage, RunRetrying, TerminalFailed } from '../messages.js';
+import { track, untrack, type TrackedRun } from '../process/run-registry.js';
 import { isRetryableFailure } from './is-retryable-failure.js';
 
 /** The first retry waits up to this long (full jitter); each further retry doubles it. */
@@ -40,6 +41,7 @@ export interface RetryAgentRunOptions {
  * An attempt in which the agent used a tool (any `tool.*` message) is not retried unless
  * `retryAfterToolUse` is set. Errors are forwarded, never retried (sources do not error for what
  * the agent or the OS did). Unsubscribing during a wait cancels it; no attempt starts after.
+ * `stopAllRuns()` during a wait ends the run with the failure it was going to retry.
  *
  * ```
  * source:  -s-(f|)                       f = terminal.failed (429), c = terminal.completed
@@ -81,6 +83,7 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
       // State lives in the subscription: every subscriber counts its own attempts.
       let running: Subscription | undefined;
       let waiting: Subscription | undefined;
+      let endWait = (): void => undefined;
       // While a synchronous source runs inside subscribe(), a due attempt is queued, not nested.
       let subscribing = false;
       let queued: number | undefined;
@@ -97,8 +100,24 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
           subscriber.next({ type: 'run.retrying', attempt: next, delayMs, failure } satisfies RunRetrying);
           // The subscriber may have left on `run.retrying`: then no wait and no attempt.
           if (subscriber.closed) return true;
-          waiting = timer(delayMs, scheduler).subscribe(() => {
+          // While it waits, the run is still active for the host: stopAllRuns() ends it with this failure.
+          const pause: TrackedRun = {
+            stop: () => {
+              endWait();
+              subscriber.next(failure);
+              subscriber.complete();
+            },
+            settled: Promise.resolve(),
+            killNow: () => undefined,
+          };
+          endWait = () => {
+            untrack(pause);
+            waiting?.unsubscribe();
             waiting = undefined;
+          };
+          track(pause);
+          waiting = timer(delayMs, scheduler).subscribe(() => {
+            endWait();
             launch(next);
           });
           return true;
@@ -154,7 +173,7 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
 
       launch(1);
       return () => {
-        waiting?.unsubscribe();
+        endWait();
         running?.unsubscribe();
       };
     });

@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lastValueFrom, toArray, type Observable } from 'rxjs';
+import { defer, lastValueFrom, of, toArray, type Observable } from 'rxjs';
 import { CONTINUE_PROMPT, resumeOptions, retryResumingSession } from '../../examples/retry-resume.js';
 import {
+  activeRunCount,
   CliMessageSchema,
   isTerminal,
   retryAgentRun,
@@ -135,5 +136,37 @@ describe('examples/retry-resume.ts', () => {
 
     expect(types(messages).filter((type) => type !== 'assistant')).toEqual(['session.started', 'run.retrying', 'session.started', 'terminal.completed']);
     expect(started(2)).toEqual({ args: ['--mode', 'json'], stdin: 'Say hello.' });
+  });
+});
+
+describe('retryAgentRun and host shutdown', () => {
+  it('stopAllRuns() during a backoff ends the run with the failure it was going to retry, and starts no attempt', async () => {
+    const failure = {
+      type: 'terminal.failed' as const,
+      reason: 'agent-error' as const,
+      message: 'pi reported an error: 429 slow down',
+      agentError: '429 slow down',
+      exitCode: 0,
+      signal: null,
+      stderr: '',
+      stderrTruncatedBytes: 0,
+      invalidOutputLines: [],
+      invalidOutputLinesOmitted: 0,
+    };
+    let attempts = 0;
+    const source = defer(() => {
+      attempts += 1;
+      return of(failure);
+    });
+    const seen: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      source.pipe(retryAgentRun({ delay: 60_000 })).subscribe({ next: (message) => seen.push(message.type), complete: resolve });
+    });
+    expect(activeRunCount()).toBe(1);
+    await stopAllRuns();
+    await done;
+    expect(seen).toEqual(['run.retrying', 'terminal.failed']);
+    expect(attempts).toBe(1);
+    expect(activeRunCount()).toBe(0);
   });
 });
