@@ -2,9 +2,9 @@
 // Offline by default (a bundled replay of a recorded pi run); `--real` runs the `pi` on PATH.
 import { fileURLToPath } from 'node:url';
 import { isTerminal, runPi, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
-import { colorEnabled } from './ansi.js';
+import { colorEnabled } from '../lib/cli/ansi.js';
 import { describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
-import { createRenderer, renderIntro } from './render.js';
+import { createRenderer, renderIntro } from '../lib/cli/render.js';
 
 const REPLAY_SCRIPT = fileURLToPath(new URL('./replay-agent/pi-replay.mjs', import.meta.url));
 
@@ -21,7 +21,7 @@ if (request.kind === 'help') {
   const elapsed = () => performance.now() - startedAt;
   let terminal: TerminalMessage | undefined;
 
-  process.stdout.write(`${renderIntro(describeAgent(request), request.prompt, { color })}\n`);
+  process.stdout.write(`${renderIntro(`agent-rx demo · ${describeAgent(request)}`, request.prompt, { color })}\n`);
   const options = {
     ...piOptionsFor(request, REPLAY_SCRIPT),
     onStopped: (report: StopReport) => {

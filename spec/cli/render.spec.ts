@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { CliMessage, TerminalFailed } from '../../lib/index.js';
-import { colorEnabled } from '../../examples/ansi.js';
-import { createRenderer, renderIntro } from '../../examples/render.js';
+import { colorEnabled } from '../../lib/cli/ansi.js';
+import { createRenderer, renderIntro } from '../../lib/cli/render.js';
 
 // Renders messages in order with colours off, each at the same elapsed time.
 function render(messages: readonly CliMessage[], elapsedMs = 2500): string {
@@ -174,7 +174,7 @@ describe('createRenderer', () => {
     const message: CliMessage = { type: 'tool.completed', toolCallId: 't', name: 'bash', output: 'ok' };
     expect(createRenderer({ color: true }).render(message, 0)).toBe('  \u001b[32m✓\u001b[39m bash  \u001b[2mok\u001b[22m\n');
     expect(render([message, failure])).not.toContain('\u001b');
-    expect(renderIntro('pi', 'Fix\nit', { color: false })).toBe('agent-rx demo · pi\n> Fix ⏎ it\n');
+    expect(renderIntro('agent-rx demo · pi', 'Fix\nit', { color: false })).toBe('agent-rx demo · pi\n> Fix ⏎ it\n');
   });
 });
 

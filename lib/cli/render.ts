@@ -1,4 +1,4 @@
-import type { CliMessage, StopReport, TerminalCompleted, TerminalFailed } from '../lib/index.js';
+import type { CliMessage, StopReport, TerminalCompleted, TerminalFailed } from '../index.js';
 import { palette, type Palette } from './ansi.js';
 import { compactInput, formatDuration, formatUsage, lastLine, oneLine, outputHead, plural, truncate } from './format.js';
 
@@ -96,10 +96,10 @@ export function createRenderer(options: RenderOptions): Renderer {
   };
 }
 
-/** The first lines of the demo: what runs, and the prompt. */
-export function renderIntro(agent: string, prompt: string, options: RenderOptions): string {
+/** The first lines of a run: a heading saying what runs, and the prompt. */
+export function renderIntro(heading: string, prompt: string, options: RenderOptions): string {
   const c = palette(options.color);
-  return `${c.dim(`agent-rx demo · ${agent}`)}\n${c.bold('> ')}${oneLine(prompt)}\n`;
+  return prompt === '' ? `${c.dim(heading)}\n` : `${c.dim(heading)}\n${c.bold('> ')}${oneLine(prompt)}\n`;
 }
 
 // A dim `thinking` header over the thought, each line behind a bar.

@@ -8,9 +8,14 @@ export interface Palette {
   readonly cyan: (text: string) => string;
 }
 
+// A pipe or a file has no `isTTY` at run time, whatever the typings say.
+export function isTerminalStream(stream: { readonly isTTY?: boolean }): boolean {
+  return stream.isTTY === true;
+}
+
 // Colour only on a terminal, and never when NO_COLOR is set to something (https://no-color.org).
 export function colorEnabled(stream: { readonly isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
-  return stream.isTTY === true && (env['NO_COLOR'] ?? '') === '';
+  return isTerminalStream(stream) && (env['NO_COLOR'] ?? '') === '';
 }
 
 export function palette(color: boolean): Palette {

@@ -1,4 +1,4 @@
-import type { Usage } from '../lib/index.js';
+import type { Usage } from '../index.js';
 
 // Cuts text to `max` characters, marking the cut with an ellipsis.
 export function truncate(text: string, max: number): string {

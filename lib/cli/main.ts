@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// The `agent-rx` command: `agent-rx run [options] <prompt>`; see RUN_USAGE.
+import { createRequire } from 'node:module';
+import { isTerminal, type CliMessage, type TerminalMessage } from '../messages.js';
+import { stopAllRuns } from '../process/run-registry.js';
+import { colorEnabled, isTerminalStream } from './ansi.js';
+import { createRenderer, renderIntro } from './render.js';
+import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
+import { Spinner } from './spinner.js';
+
+const USAGE = `usage: agent-rx <command>
+
+commands:
+  run [options] <prompt>   run a coding agent (pi or Claude Code) and show what it does
+  --version                the version
+  --help                   this text; \`agent-rx run --help\` for the run options
+`;
+
+const [command, ...rest] = process.argv.slice(2);
+if (command === '--version' || command === '-v') {
+  const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+  process.stdout.write(`${version}\n`);
+} else if (command === undefined || command === '--help' || command === '-h') {
+  process.stdout.write(USAGE);
+} else if (command !== 'run') {
+  process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  process.exitCode = 2;
+} else {
+  run(rest);
+}
+
+function run(argv: readonly string[]): void {
+  const request = parseRunArgs(argv);
+  if (request.kind === 'help') {
+    process.stdout.write(RUN_USAGE);
+    return;
+  }
+  if (request.kind === 'usage-error') {
+    process.stderr.write(`agent-rx run: ${request.message}\n\n${RUN_USAGE}`);
+    process.exitCode = 2;
+    return;
+  }
+  const out = (text: string): void => {
+    if (text !== '') process.stdout.write(text);
+  };
+  const tty = isTerminalStream(process.stdout) && !request.json;
+  const color = request.color ?? colorEnabled(process.stdout, process.env);
+  const renderer = createRenderer({ color });
+  const spinner = tty ? new Spinner(out) : null;
+  const startedAt = performance.now();
+  const elapsed = (): number => performance.now() - startedAt;
+  let terminal: TerminalMessage | undefined;
+
+  if (!request.json) out(`${renderIntro(`agent-rx · ${describeRun(request)}`, request.prompt, { color })}\n`);
+  spinner?.start(`waiting for ${request.agent}`);
+  const show = (message: CliMessage): void => {
+    if (request.json) {
+      out(`${JSON.stringify(message)}\n`);
+      return;
+    }
+    spinner?.stop();
+    out(renderer.render(message, elapsed()));
+    // Between outputs that leave the cursor at a line start, say what is being waited for.
+    if (message.type === 'tool.call') spinner?.start(`running ${message.name}`);
+    else if (message.type !== 'assistant' && !isTerminal(message)) spinner?.start(`waiting for ${request.agent}`);
+  };
+
+  const subscription = request.source().subscribe({
+    next: (message) => {
+      if (isTerminal(message)) terminal = message;
+      show(message);
+    },
+    error: (error: unknown) => {
+      spinner?.stop();
+      process.stderr.write(`agent-rx: the stream failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+    complete: () => {
+      spinner?.stop();
+      process.exitCode = terminal?.type === 'terminal.completed' ? 0 : 1;
+    },
+  });
+
+  // Ctrl-C: unsubscribing stops the agent; wait for its stop sequence, then exit as a shell would.
+  // A second Ctrl-C finds no handler of ours and ends at once.
+  process.once('SIGINT', () => {
+    subscription.unsubscribe();
+    spinner?.stop();
+    if (!request.json) out(renderer.interrupted(elapsed()));
+    void stopAllRuns().finally(() => process.exit(130));
+  });
+}
