@@ -1,28 +1,40 @@
 import { parseArgs } from 'node:util';
-import type { RunPiOptions } from '../lib/index.js';
+import type { RunClaudeCodeOptions, RunPiOptions } from '../lib/index.js';
+
+export type DemoAgent = 'pi' | 'claude';
 
 /** The replay shown when no --transcript is given: a tool call between two bits of text. */
-export const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
+export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = { pi: 'tool_call_then_text', claude: 'claude-tool-partial' };
 
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
 
 export const USAGE = `usage: npm start -- [options] [prompt]
 
 Runs a coding agent through agent-rx and shows its messages as they stream.
-By default a bundled replay of a recorded pi run (offline, no API key, no pi needed).
+By default a bundled replay of a recorded run (offline, no API key, no agent needed).
 
+  --agent <pi|claude>   which agent (default pi)
   --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl)
-  --real                run the real \`pi\` on PATH instead (also: AGENT_RX_DEMO_REAL=1)
+  --real                run the real agent (\`pi\` or \`claude\` on PATH) instead (also: AGENT_RX_DEMO_REAL=1)
   --provider <name>     passed to pi
-  --model <id>          passed to pi (for the replay: same as --transcript)
+  --model <id>          passed to the agent (for the replay: same as --transcript)
   -h, --help            this text
 `;
 
 /** What the demo was asked to do. */
 export type DemoRequest =
-  | { readonly kind: 'run'; readonly real: boolean; readonly prompt: string; readonly provider?: string; readonly model?: string }
+  | {
+      readonly kind: 'run';
+      readonly agent: DemoAgent;
+      readonly real: boolean;
+      readonly prompt: string;
+      readonly provider?: string;
+      readonly model?: string;
+    }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
+
+export type DemoRun = Extract<DemoRequest, { kind: 'run' }>;
 
 // Reads the command line and the environment; never throws on bad input.
 export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): DemoRequest {
@@ -32,6 +44,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       args: [...argv],
       allowPositionals: true,
       options: {
+        agent: { type: 'string', default: 'pi' },
         real: { type: 'boolean' },
         transcript: { type: 'string' },
         provider: { type: 'string' },
@@ -44,14 +57,17 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   }
   const { values, positionals } = parsed;
   if (values.help === true) return { kind: 'help' };
+  const agent = values.agent;
+  if (agent !== 'pi' && agent !== 'claude') return { kind: 'usage-error', message: `--agent must be pi or claude; got ${agent}` };
   const real = values.real === true || env['AGENT_RX_DEMO_REAL'] === '1';
   if (real && values.transcript !== undefined) {
     return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
   }
   const prompt = positionals.join(' ').trim();
-  const model = values.transcript ?? values.model ?? (real ? undefined : DEFAULT_TRANSCRIPT);
+  const model = values.transcript ?? values.model ?? (real ? undefined : DEFAULT_TRANSCRIPTS[agent]);
   return {
     kind: 'run',
+    agent,
     real,
     prompt: prompt === '' ? DEFAULT_PROMPT : prompt,
     ...(values.provider === undefined ? {} : { provider: values.provider }),
@@ -59,8 +75,8 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   };
 }
 
-// The runPi options for a request: the real `pi`, or Node running the bundled replay script.
-export function piOptionsFor(request: Extract<DemoRequest, { kind: 'run' }>, replayScript: string): RunPiOptions {
+// The runPi options for a pi request: the real `pi`, or Node running the bundled replay script.
+export function piOptionsFor(request: DemoRun, replayScript: string): RunPiOptions {
   const passed = {
     prompt: request.prompt,
     ...(request.provider === undefined ? {} : { provider: request.provider }),
@@ -69,11 +85,18 @@ export function piOptionsFor(request: Extract<DemoRequest, { kind: 'run' }>, rep
   return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
 }
 
+// The runClaudeCode options for a claude request: the real `claude`, or the bundled replay script.
+export function claudeOptionsFor(request: DemoRun, replayScript: string): RunClaudeCodeOptions {
+  const passed = { prompt: request.prompt, ...(request.model === undefined ? {} : { model: request.model }) };
+  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
+}
+
 // One line saying what runs, for the top of the output.
-export function describeAgent(request: Extract<DemoRequest, { kind: 'run' }>): string {
+export function describeAgent(request: DemoRun): string {
+  const name = request.agent === 'pi' ? 'pi' : 'Claude Code';
   if (request.real) {
     const model = [request.provider, request.model].filter((part) => part !== undefined).join('/');
-    return `pi${model === '' ? '' : ` (${model})`}`;
+    return `${name}${model === '' ? '' : ` (${model})`}`;
   }
-  return `replay of a recorded pi run: ${request.model ?? DEFAULT_TRANSCRIPT} (offline; --real runs pi)`;
+  return `replay of a recorded ${name} run: ${request.model ?? DEFAULT_TRANSCRIPTS[request.agent]} (offline; --real runs ${request.agent})`;
 }

@@ -1,9 +1,10 @@
 // `npm start`: runs a coding agent through agent-rx and shows its messages as a person reads them.
-// Offline by default (a bundled replay of a recorded pi run); `--real` runs the `pi` on PATH.
+// Offline by default (a bundled replay of a recorded run); `--real` runs `pi` (or, with
+// `--agent claude`, `claude`) from PATH.
 import { fileURLToPath } from 'node:url';
-import { isTerminal, runPi, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
+import { isTerminal, runClaudeCode, runPi, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
 import { colorEnabled } from '../lib/cli/ansi.js';
-import { describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
+import { claudeOptionsFor, describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
 import { createRenderer, renderIntro } from '../lib/cli/render.js';
 
 const REPLAY_SCRIPT = fileURLToPath(new URL('./replay-agent/pi-replay.mjs', import.meta.url));
@@ -22,13 +23,14 @@ if (request.kind === 'help') {
   let terminal: TerminalMessage | undefined;
 
   process.stdout.write(`${renderIntro(`agent-rx demo · ${describeAgent(request)}`, request.prompt, { color })}\n`);
-  const options = {
-    ...piOptionsFor(request, REPLAY_SCRIPT),
-    onStopped: (report: StopReport) => {
-      if (report.requested) process.stdout.write(renderer.stopped(report));
-    },
+  const onStopped = (report: StopReport): void => {
+    if (report.requested) process.stdout.write(renderer.stopped(report));
   };
-  const subscription = runPi(options).subscribe({
+  const run$ =
+    request.agent === 'pi'
+      ? runPi({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
+      : runClaudeCode({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
+  const subscription = run$.subscribe({
     next: (message) => {
       if (isTerminal(message)) terminal = message;
       process.stdout.write(renderer.render(message, elapsed()));

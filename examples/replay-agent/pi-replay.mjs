@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // A stand-in for `pi --mode json` that needs no network, no API key and no pi: it reads stdin to
-// EOF like pi, then replays a recorded pi 0.73.1 transcript to stdout at a believable pace.
+// EOF like pi, then replays a recorded pi 0.73.1 transcript to stdout at a believable pace. It
+// replays Claude Code recordings (`claude-*` transcripts) the same way.
 //
 //   pi-replay.mjs --mode json [--provider P] --model <transcript name> [pi flags...] [prompt]
 //
@@ -92,7 +93,8 @@ function readMeta(transcript) {
   const path = transcript.replace(/\.jsonl$/, '') + '.meta.json';
   if (!existsSync(path)) return { exitCode: 0, signal: null, stderr: '' };
   const meta = JSON.parse(readFileSync(path, 'utf8'));
-  return { exitCode: meta.exitCode ?? 0, signal: meta.signal ?? null, stderr: meta.stderr ?? '' };
+  // pi recordings say `exitCode`, Claude Code recordings `exit_code`.
+  return { exitCode: meta.exitCode ?? meta.exit_code ?? 0, signal: meta.signal ?? null, stderr: meta.stderr ?? '' };
 }
 
 function numberFromEnv(name, fallback) {
@@ -135,6 +137,11 @@ function delayBefore(event, previous) {
     }
     case 'message_start':
       return event.message?.role === 'assistant' ? 250 : 2;
+    case 'stream_event': {
+      // Claude Code: streamed deltas at the same pace as pi's.
+      const delta = event.event?.delta?.text ?? event.event?.delta?.thinking;
+      return typeof delta === 'string' ? 20 + Math.min(40, delta.length * 4) : 8;
+    }
     case 'tool_execution_update':
     case 'tool_execution_end':
       return 150;

@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
+import { claudeOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
+
+const DEFAULT_TRANSCRIPT = DEFAULT_TRANSCRIPTS.pi;
 import { DEMO_SCRIPT, runNode, startNode } from './child.js';
 
 const demo = ['--import', 'tsx', DEMO_SCRIPT];
@@ -8,7 +10,7 @@ const quiet = { NO_COLOR: '1', AGENT_RX_DEMO_REAL: '0', PI_REPLAY_SPEED: '0' };
 describe('parseDemoArgs', () => {
   it('replays the default transcript with the default prompt when given nothing', () => {
     const request = parseDemoArgs([], {});
-    expect(request).toEqual({ kind: 'run', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPT });
+    expect(request).toEqual({ kind: 'run', agent: 'pi', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPT });
     if (request.kind !== 'run') return;
     expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({
       prompt: DEFAULT_PROMPT,
@@ -21,11 +23,11 @@ describe('parseDemoArgs', () => {
 
   it('runs the real pi with --real or AGENT_RX_DEMO_REAL=1, passing provider and model through', () => {
     const request = parseDemoArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', 'Fix', 'the', 'bug'], {});
-    expect(request).toEqual({ kind: 'run', real: true, prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
+    expect(request).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
     if (request.kind !== 'run') return;
     expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({ prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
     expect(describeAgent(request)).toBe('pi (anthropic/claude-x)');
-    expect(parseDemoArgs([], { AGENT_RX_DEMO_REAL: '1' })).toEqual({ kind: 'run', real: true, prompt: DEFAULT_PROMPT });
+    expect(parseDemoArgs([], { AGENT_RX_DEMO_REAL: '1' })).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: DEFAULT_PROMPT });
   });
 
   it('picks a transcript with --transcript, and refuses it with --real', () => {
@@ -37,6 +39,14 @@ describe('parseDemoArgs', () => {
 });
 
 describe('examples/demo.ts', () => {
+  it('replays a Claude Code run with --agent claude, and refuses an unknown agent', () => {
+    const request = parseDemoArgs(['--agent', 'claude'], {});
+    expect(request).toEqual({ kind: 'run', agent: 'claude', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.claude });
+    if (request.kind !== 'run') throw new Error('expected a run');
+    expect(claudeOptionsFor(request, '/replay.mjs')).toMatchObject({ executable: process.execPath, executableArgs: ['/replay.mjs'], model: 'claude-tool-partial' });
+    expect(parseDemoArgs(['--agent', 'codex'], {})).toMatchObject({ kind: 'usage-error' });
+  });
+
   it('renders a replayed run with a tool call and exits 0', async () => {
     const run = await runNode(demo, '', quiet);
     expect(run.stderr).toBe('');
