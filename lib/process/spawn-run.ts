@@ -118,9 +118,19 @@ export class ProcessRun implements TrackedRun {
         });
       },
       (error: unknown) => {
-        // reject: false makes this unreachable in practice; never let it become unhandled.
+        // reject: false makes this unreachable in practice; still, the stream must end with an exit.
         this.#rootExit();
         record(error);
+        this.#currentListener()?.exit({
+          kind: 'exit',
+          exitCode: null,
+          signal: null,
+          stderr: tail.text(),
+          stderrTruncatedBytes: tail.droppedBytes,
+          spawnError: { code: 'EUNEXPECTED', message: describe(error) },
+          pid: this.#pid,
+          durationMs: performance.now() - this.#startedAt,
+        });
       },
     );
   }
