@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The agent-independent message contract. Every run emits a stream of `CliMessage`s that ends

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseJsonLine } from '../../lib/index.js';
 import type { ProcessItem } from '../../lib/index.js';
 import { exit, line, scheduler } from '../helpers/items.js';

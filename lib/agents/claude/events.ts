@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The Claude Code stream-json lines the dialect reads, as loose zod schemas: the CLI adds fields
