@@ -4,10 +4,14 @@
  * - `POST /v1/chat/completions`: OpenAI chat-completions SSE (pi api `openai-completions`,
  *   provider baseUrl `http://127.0.0.1:PORT/v1`).
  * - `POST /v1/messages`: Anthropic messages SSE (pi api `anthropic-messages`,
- *   provider baseUrl `http://127.0.0.1:PORT`, because pi appends `/v1/messages` itself).
+ *   provider baseUrl `http://127.0.0.1:PORT`, because pi appends `/v1/messages` itself; Claude Code
+ *   with `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` POSTs to `/v1/messages?beta=true`).
+ * - `HEAD <any path>`: 200 with no body (Claude Code 2.1.197 sends `HEAD /` as a preconnect).
  *
- * The request's `model` field picks the scenario (see scenarios.ts). Every request is logged in
- * `requests`; `close()` destroys every socket, including the ones a `hang` reply keeps open.
+ * The request's `model` field picks the scenario (see scenarios.ts); the tools a request offers
+ * tell pi (`bash`) from Claude Code (`Bash`), see `toolDialectOf`. Every request is logged in
+ * `requests` (HEAD requests too); `close()` destroys every socket, including the ones a `hang`
+ * reply keeps open.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -120,12 +124,14 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     const previous = model === null ? 0 : (perModel.get(model) ?? 0);
     if (model !== null) perModel.set(model, previous + 1);
     const conversation = api === null || request === null ? emptyConversation() : readConversation(api, request);
-    const view: ConversationView = { ...conversation, previousRequestsForModel: previous };
+    const offeredTools = toolNames(request);
+    const view: ConversationView = { ...conversation, previousRequestsForModel: previous, toolNames: offeredTools };
 
     let plan: ReplyPlan | null = null;
     let status: number;
     let errorMessage = '';
-    if (req.method !== 'POST') [status, errorMessage] = [405, `fake server: method ${req.method ?? '?'} not allowed`];
+    if (req.method === 'HEAD') status = 200;
+    else if (req.method !== 'POST') [status, errorMessage] = [405, `fake server: method ${req.method ?? '?'} not allowed`];
     else if (api === null) [status, errorMessage] = [404, `fake server: no route ${url}`];
     else if (request === null) [status, errorMessage] = [400, 'fake server: body is not a JSON object'];
     else if (model === null || parsed === null) [status, errorMessage] = [404, `fake server: unknown model ${String(model)}`];
@@ -145,7 +151,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       stream: request?.['stream'] === true,
       includeUsage: asRecord(request?.['stream_options'])?.['include_usage'] === true,
       ...conversation,
-      toolNames: toolNames(request),
+      toolNames: offeredTools,
       apiKey: apiKeyOf(req),
       status,
       body,
@@ -165,6 +171,11 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     });
     responsesClosed.add(responseClosed);
 
+    if (req.method === 'HEAD') {
+      res.writeHead(200);
+      res.end();
+      return;
+    }
     if (plan === null || api === null) {
       sendJson(res, status, errorBody(api ?? 'openai-completions', status, errorMessage));
       return;
@@ -230,7 +241,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
 // Reading requests
 
 /** The conversation facts logged per request; planReply sees them as a ConversationView. */
-interface ConversationSummary extends Omit<ConversationView, 'previousRequestsForModel'> {
+interface ConversationSummary extends Omit<ConversationView, 'previousRequestsForModel' | 'toolNames'> {
   readonly messageCount: number;
   readonly hasToolResult: boolean;
   readonly hasSystemPrompt: boolean;
@@ -251,6 +262,8 @@ function emptyConversation(): ConversationSummary {
  * Normalises the conversation. pi sends user content as an array of text parts (OpenAI) or
  * blocks (Anthropic), tool results as role "tool" messages (OpenAI) or as a *user* message
  * made of tool_result blocks (Anthropic), whose content is a string or an array of blocks.
+ * Claude Code adds a role "system" message after the first user message and puts
+ * `<system-reminder>` text blocks before the prompt: "last" skips the former, the user text the latter.
  */
 function readConversation(api: WireApi, request: Record<string, unknown>): ConversationSummary {
   const messages = Array.isArray(request['messages']) ? request['messages'].map(asRecord) : [];
@@ -264,8 +277,9 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
     const blocks = (m['content'] as unknown[]).map(asRecord).filter((b) => b?.['type'] === 'tool_result');
     return textOf(blocks.at(-1)?.['content']);
   };
-  const last = messages.at(-1) ?? null;
-  const lastUser = [...messages].reverse().find((m) => m?.['role'] === 'user' && !isToolResult(m)) ?? null;
+  const conversation = messages.filter((m) => m?.['role'] !== 'system');
+  const last = conversation.at(-1) ?? null;
+  const lastUser = [...conversation].reverse().find((m) => m?.['role'] === 'user' && !isToolResult(m)) ?? null;
   const lastIsToolResult = isToolResult(last);
   return {
     messageCount: messages.length,
@@ -278,14 +292,14 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
   };
 }
 
-/** A string, or the text parts of a content array joined with "". */
+/** A string, or the text parts of a content array joined with "" (Claude Code's system reminders left out). */
 function textOf(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return null;
   return content
     .map(asRecord)
-    .filter((part) => part?.['type'] === 'text' && typeof part['text'] === 'string')
-    .map((part) => part?.['text'] as string)
+    .map((part) => (part?.['type'] === 'text' && typeof part['text'] === 'string' ? part['text'] : null))
+    .filter((text): text is string => text !== null && !text.startsWith('<system-reminder>'))
     .join('');
 }
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +22,7 @@ import {
   type WireApi,
 } from './fake-model-server.js';
 import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { createProcessTag } from './tagged-processes.js';
 
 /**
  * The real pi CLI (the pinned devDependency) against a fake model server on 127.0.0.1, through
@@ -30,8 +30,7 @@ import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './
  */
 
 const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
-const TAG = `AGENT_RX_CONFORMANCE=${randomUUID()}`;
-const [TAG_NAME, TAG_VALUE] = TAG.split('=') as [string, string];
+const TAG = createProcessTag();
 
 let server: FakeModelServer;
 let env: PiEnv;
@@ -61,7 +60,7 @@ function options(model: string, api: WireApi, extra: Partial<RunPiOptions> = {},
     model,
     session: 'none',
     cwd: piEnv.cwd,
-    env: { ...piEnv.env, [TAG_NAME]: TAG_VALUE },
+    env: { ...piEnv.env, [TAG.name]: TAG.value },
     ...extra,
   };
 }
@@ -272,7 +271,7 @@ describe('real pi: cancellation', () => {
     const report = await new Promise<StopReport>((resolve, reject) => {
       const subscription = runPi(options('sleep_tool', 'openai-completions', { onStopped: resolve })).subscribe((message) => {
         if (message.type !== 'tool.call') return;
-        waitForTaggedProcess('sleep').then(
+        TAG.waitFor('sleep').then(
           (pid) => {
             sleepPid = pid;
             subscription.unsubscribe();
@@ -289,35 +288,9 @@ describe('real pi: cancellation', () => {
     expect(report.confirmed).toBe(true);
     expect(isAlive(report.pid ?? -1)).toBe(false);
     expect(isAlive(sleepPid)).toBe(false);
-    expect(taggedProcesses()).toEqual([]);
+    expect(TAG.processes()).toEqual([]);
   });
 });
-
-/** Live processes carrying this suite's tag in their environment, with their command name. */
-function taggedProcesses(): { pid: number; comm: string }[] {
-  const found: { pid: number; comm: string }[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (!readFileSync(`/proc/${name}/environ`).includes(`${TAG}\0`)) continue;
-      if (isAlive(Number(name))) found.push({ pid: Number(name), comm: readFileSync(`/proc/${name}/comm`, 'utf8').trim() });
-    } catch {
-      // gone
-    }
-  }
-  return found;
-}
-
-// pi's bash tool starts the command a moment after the tool call is announced: look for it.
-async function waitForTaggedProcess(comm: string): Promise<number> {
-  const deadline = performance.now() + 15_000;
-  while (performance.now() < deadline) {
-    const match = taggedProcesses().find((entry) => entry.comm === comm);
-    if (match !== undefined) return match.pid;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no ${comm} process appeared`);
-}
 
 function overlays(): string[] {
   return readdirSync(tmpdir())

@@ -16,6 +16,7 @@ export const SCENARIO_IDS = [
   'bash_tool',
   'read_tool',
   'sleep_tool',
+  'touch_tool',
   'echo',
   'http500',
   'http429',
@@ -44,6 +45,24 @@ export const NOTES_TXT = 'agent-rx notes: the magic number is 4217.\nSecond line
 export const BASH_TOOL_COMMAND = 'echo hello';
 export const BASH_TOOL_OUTPUT = 'hello\n';
 export const SLEEP_TOOL_COMMAND = 'sleep 30';
+/** A command that changes files: Claude Code asks for permission (denied in `-p` mode without `--allowedTools`). */
+export const TOUCH_TOOL_COMMAND = 'touch touched-by-agent.txt';
+
+/**
+ * How the client names its tools, told apart by the tools a request offers: pi offers `bash`,
+ * `read`, ... (lower case); Claude Code offers `Bash`, `Read`, ... and its Bash tool takes
+ * `{ command, description }`. Tool scenarios call the tool the way the client expects.
+ */
+export type ToolDialect = 'pi' | 'claude';
+
+export function toolDialectOf(toolNames: readonly string[]): ToolDialect {
+  return toolNames.includes('Bash') ? 'claude' : 'pi';
+}
+
+/** The bash tool's name and input for a command, in a client's dialect. */
+export function bashCall(command: string, dialect: ToolDialect): { readonly name: string; readonly input: Record<string, unknown> } {
+  return dialect === 'claude' ? { name: 'Bash', input: { command, description: `Run ${command}` } } : { name: 'bash', input: { command } };
+}
 
 /** Fake token counts: input is fixed, output = number of streamed content pieces. */
 export const FAKE_INPUT_TOKENS = 100;
@@ -58,6 +77,7 @@ const HANG_CHUNKS = ['This ', 'stream ', 'never ', 'ends', '...'];
 const BASH_PRE_TEXT_CHUNKS = ['Let me run ', 'a command.'];
 const READ_PRE_TEXT_CHUNKS = ['Reading ', 'the notes.'];
 const SLEEP_PRE_TEXT_CHUNKS = ['Sleeping ', 'for a while.'];
+const TOUCH_PRE_TEXT_CHUNKS = ['Creating ', 'a file.'];
 const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
 
 /** Fake Anthropic thinking signature (sent as two signature_delta pieces). */
@@ -76,9 +96,11 @@ export function echoText(userText: string): string {
   return `You said: ${JSON.stringify(userText)}`;
 }
 
-const bashAnswer = (toolOutput: string): string => `The command printed ${JSON.stringify(toolOutput)}. Done.`;
+// Trimmed: pi passes `hello\n` on, Claude Code `hello`.
+const bashAnswer = (toolOutput: string): string => `The command printed ${JSON.stringify(toolOutput.trim())}. Done.`;
 const readAnswer = (fileText: string): string => `The file says ${JSON.stringify(fileText)}. Done.`;
 const SLEEP_ANSWER = 'The sleep finished.';
+const TOUCH_ANSWER = 'That was the touch command.';
 
 // ---------------------------------------------------------------------------------------------
 // Model id parsing
@@ -140,6 +162,8 @@ export interface ConversationView {
   readonly lastUserText: string | null;
   /** How many requests this server has already seen for this model id (0 for the first). */
   readonly previousRequestsForModel: number;
+  /** Names of the tools the request offers (they tell pi from Claude Code). */
+  readonly toolNames: readonly string[];
 }
 
 const stream = (blocks: PlannedBlock[], stopReason: 'stop' | 'toolUse', chunkDelayMs = 5): ReplyPlan => ({
@@ -161,15 +185,14 @@ function argPieces(args: Record<string, unknown>): string[] {
 function toolThenText(
   view: ConversationView,
   preText: readonly string[],
-  name: string,
-  args: Record<string, unknown>,
+  call: { readonly name: string; readonly input: Record<string, unknown> },
   answer: (toolText: string) => string,
 ): ReplyPlan {
   if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(answer(view.lastToolResultText ?? '')) }], 'stop');
   return stream(
     [
       { type: 'text', chunks: preText },
-      { type: 'toolCall', name, argChunks: argPieces(args) },
+      { type: 'toolCall', name: call.name, argChunks: argPieces(call.input) },
     ],
     'toolUse',
   );
@@ -189,6 +212,7 @@ const ERRORS = {
 /** Decides the reply for one request. */
 export function planReply(model: string, view: ConversationView): ReplyPlan {
   const { scenario, n } = parseOrThrow(model);
+  const dialect = toolDialectOf(view.toolNames);
   switch (scenario) {
     case 'text':
       return stream([{ type: 'text', chunks: TEXT_CHUNKS }], 'stop');
@@ -203,11 +227,13 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
     case 'echo':
       return stream([{ type: 'text', chunks: splitWords(echoText(view.lastUserText ?? '')) }], 'stop');
     case 'bash_tool':
-      return toolThenText(view, BASH_PRE_TEXT_CHUNKS, 'bash', { command: BASH_TOOL_COMMAND }, bashAnswer);
+      return toolThenText(view, BASH_PRE_TEXT_CHUNKS, bashCall(BASH_TOOL_COMMAND, dialect), bashAnswer);
     case 'read_tool':
-      return toolThenText(view, READ_PRE_TEXT_CHUNKS, 'read', { path: NOTES_FILE }, readAnswer);
+      return toolThenText(view, READ_PRE_TEXT_CHUNKS, { name: 'read', input: { path: NOTES_FILE } }, readAnswer);
     case 'sleep_tool':
-      return toolThenText(view, SLEEP_PRE_TEXT_CHUNKS, 'bash', { command: SLEEP_TOOL_COMMAND }, () => SLEEP_ANSWER);
+      return toolThenText(view, SLEEP_PRE_TEXT_CHUNKS, bashCall(SLEEP_TOOL_COMMAND, dialect), () => SLEEP_ANSWER);
+    case 'touch_tool':
+      return toolThenText(view, TOUCH_PRE_TEXT_CHUNKS, bashCall(TOUCH_TOOL_COMMAND, dialect), () => TOUCH_ANSWER);
     case 'long_text':
       return stream([{ type: 'text', chunks: longTextChunks(n) }], 'stop', 0);
     case 'hang':
@@ -258,6 +284,8 @@ export function expectedText(model: string): string {
       return readAnswer(NOTES_TXT);
     case 'sleep_tool':
       return SLEEP_ANSWER;
+    case 'touch_tool':
+      return TOUCH_ANSWER;
     case 'long_text':
       return longText(n);
     case 'hang':
@@ -287,16 +315,22 @@ export interface ExpectedToolCall {
 }
 
 /** The tool call of the first assistant message, or undefined for scenarios without one. */
-export function expectedToolCall(model: string, api: WireApi): ExpectedToolCall | undefined {
+export function expectedToolCall(model: string, api: WireApi, dialect: ToolDialect = 'pi'): ExpectedToolCall | undefined {
   const { scenario } = parseOrThrow(model);
   const id = toolCallId(scenario, api);
+  const bash = (command: string, textBefore: readonly string[]): ExpectedToolCall => {
+    const { name, input } = bashCall(command, dialect);
+    return { id, name, arguments: input, textBefore: textBefore.join('') };
+  };
   switch (scenario) {
     case 'bash_tool':
-      return { id, name: 'bash', arguments: { command: BASH_TOOL_COMMAND }, textBefore: BASH_PRE_TEXT_CHUNKS.join('') };
+      return bash(BASH_TOOL_COMMAND, BASH_PRE_TEXT_CHUNKS);
     case 'read_tool':
       return { id, name: 'read', arguments: { path: NOTES_FILE }, textBefore: READ_PRE_TEXT_CHUNKS.join('') };
     case 'sleep_tool':
-      return { id, name: 'bash', arguments: { command: SLEEP_TOOL_COMMAND }, textBefore: SLEEP_PRE_TEXT_CHUNKS.join('') };
+      return bash(SLEEP_TOOL_COMMAND, SLEEP_PRE_TEXT_CHUNKS);
+    case 'touch_tool':
+      return bash(TOUCH_TOOL_COMMAND, TOUCH_PRE_TEXT_CHUNKS);
     default:
       return undefined;
   }

@@ -28,12 +28,17 @@ function text(value: unknown): string | undefined {
  */
 export function createClaudeTextReader(): TextReader {
   const blocksSeen = new Map<string, number>();
+  // Stream events name their message in `api_message_id`; where a version does not, the id of
+  // the last `message_start` event does.
+  let streamingMessage = '';
   return (event): TextReading | readonly TextReading[] | null => {
     const streamed = known(event, 'stream_event');
     if (streamed !== null) {
       const inner = streamed.event;
-      if (inner.type !== 'content_block_delta' || streamed.parent_tool_use_id != null) return null;
-      const key = `${streamed.api_message_id ?? ''}:${String(inner.index ?? 0)}`;
+      if (streamed.parent_tool_use_id != null) return null;
+      if (inner.type === 'message_start') streamingMessage = text(field(field(inner, 'message'), 'id')) ?? '';
+      if (inner.type !== 'content_block_delta') return null;
+      const key = `${streamed.api_message_id ?? streamingMessage}:${String(inner.index ?? 0)}`;
       const delta = field(inner, 'delta');
       const type = field(delta, 'type');
       if (type === 'text_delta') return textReading('assistant', key, text(field(delta, 'text')));
