@@ -1,0 +1,178 @@
+// `npm run web`: a page that runs a coding agent through agent-rx and streams it to the browser.
+// node:http only: GET / is the page, GET /app.js its script (examples/web/page.ts, bundled with
+// esbuild at startup), GET /run?prompt=… the run as server-sent events (serveSse over runPi).
+// Stop on the page, or closing the tab, closes the EventSource; the response closes, serveSse
+// unsubscribes, and the agent's process tree is stopped.
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { defer, tap } from 'rxjs';
+import { isTerminal, runPi, type StopReport } from '../../lib/index.js';
+import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice } from './options.js';
+import { serveSse } from './sse.js';
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-replay.mjs', import.meta.url));
+const HOST = '127.0.0.1';
+
+export interface WebServerOptions {
+  /** Port on 127.0.0.1; 0 (the default) picks a free one. */
+  readonly port?: number;
+  /** The agent each run starts. Default: the replay of `tool_call_then_text`. */
+  readonly agent?: AgentChoice;
+  /** Called when a run's processes are gone (after its exit, or after Stop), with its report. */
+  readonly onRunStopped?: (report: StopReport, run: number) => void;
+  /** Where the one-line logs go. Default: stdout. */
+  readonly log?: (line: string) => void;
+}
+
+export interface WebServer {
+  /** `http://127.0.0.1:<port>/` */
+  readonly url: string;
+  /** Stops accepting, closes open streams (which stops their runs) and waits until their processes are gone. */
+  close(): Promise<void>;
+}
+
+export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
+  const agent = options.agent ?? { kind: 'replay', transcript: DEFAULT_TRANSCRIPT };
+  const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
+  const html = page.replace('<!--agent-->', escapeHtml(describeAgent(agent))).replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT));
+  const stopping = new Set<Promise<void>>();
+  let runs = 0;
+
+  const startRun = (response: ServerResponse, prompt: string) => {
+    runs += 1;
+    const run = runs;
+    // Tracked from the start of its process until the process is gone, so that close() can wait.
+    const run$ = defer(() => {
+      const startedAt = performance.now();
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      stopping.add(settled);
+      log(`run ${run}: started (${prompt.length} characters of prompt)`);
+      return runPi({
+        ...runOptionsFor(agent, prompt, REPLAY_SCRIPT),
+        onStopped: (report) => {
+          stopping.delete(settled);
+          settle();
+          if (report.requested) {
+            const killed = report.killed.length > 0 ? `, killed ${report.killed.join(', ')}` : '';
+            const outcome = report.confirmed ? 'confirmed' : `survivors: ${report.survivors.join(', ')}`;
+            log(`run ${run}: stopped, the client left; pid ${String(report.pid)} gone${killed} (${outcome})`);
+          }
+          options.onRunStopped?.(report, run);
+        },
+      }).pipe(
+        tap((message) => {
+          if (!isTerminal(message)) return;
+          const why = message.type === 'terminal.failed' ? ` (${message.reason}: ${message.message})` : '';
+          log(`run ${run}: ${message.type}${why} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+        }),
+      );
+    });
+    serveSse(response, run$);
+  };
+
+  const route = (request: IncomingMessage, response: ServerResponse): void => {
+    const url = new URL(request.url ?? '/', `http://${HOST}`);
+    if (request.method !== 'GET') {
+      reply(response, 405, 'only GET\n');
+    } else if (url.pathname === '/') {
+      reply(response, 200, html, 'text/html; charset=utf-8');
+    } else if (url.pathname === '/app.js') {
+      reply(response, 200, script, 'text/javascript; charset=utf-8');
+    } else if (url.pathname !== '/run') {
+      reply(response, 404, 'not found\n');
+    } else if (!fromThisPage(request, address().port)) {
+      reply(response, 403, 'runs start only from this page\n');
+    } else if (request.headers['last-event-id'] !== undefined) {
+      // A reconnecting EventSource sends the last id it saw. A run cannot be resumed, and starting
+      // it again would repeat its work: 204 tells the EventSource to stop for good.
+      reply(response, 204, '');
+    } else {
+      const prompt = url.searchParams.get('prompt')?.trim() ?? '';
+      if (prompt === '') reply(response, 400, 'the prompt is empty\n');
+      else startRun(response, prompt);
+    }
+  };
+  const server = createServer(route);
+  const address = () => server.address() as AddressInfo;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+
+  return {
+    url: `http://${HOST}:${address().port}/`,
+    close: async () => {
+      const closed = new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
+      server.closeAllConnections(); // open streams close, and each unsubscribes its run
+      await Promise.all([closed, ...stopping]);
+    },
+  };
+}
+
+// The page's script with agent-rx/browser, rxjs and zod in one ES module.
+async function bundlePageScript(): Promise<string> {
+  const result = await build({
+    entryPoints: [`${HERE}page.ts`],
+    bundle: true,
+    platform: 'browser',
+    format: 'esm',
+    target: 'es2022',
+    write: false,
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0]?.text ?? '';
+}
+
+// Same-origin requests only: a page elsewhere must not start runs here (the browser sends
+// Sec-Fetch-Site and Origin), and a Host other than ours means DNS rebinding. curl sends neither.
+function fromThisPage(request: IncomingMessage, port: number): boolean {
+  const { host, origin } = request.headers;
+  const site = request.headers['sec-fetch-site'];
+  const ours = [`${HOST}:${port}`, `localhost:${port}`];
+  if (host === undefined || !ours.includes(host)) return false;
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
+  return origin === undefined || origin === `http://${host}`;
+}
+
+function reply(response: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
+  response.end(body);
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+// Run directly (`npm run web`, or `npx tsx examples/web/server.ts`): serve until Ctrl-C.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const request = parseWebArgs(process.argv.slice(2), process.env);
+  if (request.kind === 'help') {
+    process.stdout.write(USAGE);
+  } else if (request.kind === 'usage-error') {
+    process.stderr.write(`${request.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    const server = await startWebServer({ port: request.port, agent: request.agent });
+    process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}\n${server.url}\n`);
+    const shutdown = () => {
+      process.stdout.write('stopping: open runs are stopped first\n');
+      void server.close().finally(() => process.exit(0));
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  }
+}

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { readProcessTable } from '../../lib/process/process-table.js';
+
+/** Live processes started by this (test) process that run the replay agent. */
+export async function replayAgentsOfThisProcess(): Promise<number[]> {
+  const { entries } = await readProcessTable();
+  return entries.filter((entry) => entry.ppid === process.pid && !entry.zombie && commandLine(entry.pid).includes('pi-replay.mjs')).map((entry) => entry.pid);
+}
+
+/** `pid` and its live descendants, by parent pid. */
+export async function treeOf(pid: number): Promise<number[]> {
+  const { entries } = await readProcessTable();
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i += 1) {
+    for (const entry of entries) if (entry.ppid === tree[i] && !entry.zombie) tree.push(entry.pid);
+  }
+  return tree;
+}
+
+/** Resolves once `check()` is true; rejects after `timeoutMs` with `what`. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}

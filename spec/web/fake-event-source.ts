@@ -1,0 +1,69 @@
+import type { EventLike, EventSourceConstructor, EventSourceLike } from '../../lib/browser.js';
+
+/** A stand-in for the browser's EventSource: the test opens it, sends events and errors by hand. */
+export class FakeEventSource implements EventSourceLike {
+  readyState = 0;
+  closeCalls = 0;
+  readonly #listeners = new Map<string, Set<(event: EventLike) => void>>();
+
+  constructor(
+    readonly url: string,
+    readonly init?: { withCredentials?: boolean },
+  ) {}
+
+  addEventListener(type: string, listener: (event: EventLike) => void): void {
+    const listeners = this.#listeners.get(type) ?? new Set();
+    listeners.add(listener);
+    this.#listeners.set(type, listeners);
+  }
+
+  removeEventListener(type: string, listener: (event: EventLike) => void): void {
+    this.#listeners.get(type)?.delete(listener);
+  }
+
+  close(): void {
+    this.closeCalls += 1;
+    this.readyState = 2;
+  }
+
+  /** How many listeners are still attached, over all event types. */
+  listenerCount(): number {
+    let count = 0;
+    for (const listeners of this.#listeners.values()) count += listeners.size;
+    return count;
+  }
+
+  open(): void {
+    this.readyState = 1;
+    this.#dispatch('open', {});
+  }
+
+  /** A `message` event with this data; an object is sent as JSON. */
+  send(data: unknown): void {
+    this.#dispatch('message', { data: typeof data === 'string' ? data : JSON.stringify(data) });
+  }
+
+  /** An `error` event; `reconnecting` as a browser does after a lost connection, else closed for good. */
+  fail(reconnecting: boolean): void {
+    this.readyState = reconnecting ? 0 : 2;
+    this.#dispatch('error', {});
+  }
+
+  #dispatch(type: string, event: EventLike): void {
+    // A closed EventSource dispatches nothing, as in a browser.
+    if (this.readyState === 2 && type !== 'error') return;
+    for (const listener of [...(this.#listeners.get(type) ?? [])]) listener(event);
+  }
+}
+
+/** A constructor that records every EventSource it makes, fresh for each test. */
+export function fakeEventSources(): { readonly EventSource: EventSourceConstructor; readonly made: FakeEventSource[] } {
+  const made: FakeEventSource[] = [];
+  class Recorded extends FakeEventSource {
+    constructor(url: string, init?: { withCredentials?: boolean }) {
+      super(url, init);
+      made.push(this);
+    }
+  }
+  return { EventSource: Recorded, made };
+}

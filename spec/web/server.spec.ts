@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { request } from 'node:http';
+import { CliMessageSchema, type StopReport } from '../../lib/index.js';
+import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor } from '../../examples/web/options.js';
+import { startWebServer, type WebServer } from '../../examples/web/server.js';
+import { isAlive } from '../helpers/processes.js';
+import { replayAgentsOfThisProcess, treeOf, waitUntil } from './agent-processes.js';
+import { requestSse } from './sse-client.js';
+
+const reports: StopReport[] = [];
+let server: WebServer;
+
+beforeAll(async () => {
+  server = await startWebServer({
+    agent: { kind: 'replay', transcript: DEFAULT_TRANSCRIPT, env: { PI_REPLAY_SPEED: '2', PI_REPLAY_STARTUP_MS: '0' } },
+    onRunStopped: (report) => reports.push(report),
+    log: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await server.close();
+  expect(await replayAgentsOfThisProcess()).toEqual([]);
+});
+
+// A plain GET with extra headers: status, content type and body.
+function fetchText(path: string, init: { method?: string; headers?: Record<string, string> } = {}) {
+  return new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
+    const req = request(new URL(path, server.url), { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function reportFor(pid: number): StopReport | undefined {
+  return reports.find((report) => report.pid === pid);
+}
+
+describe('examples/web/server.ts', () => {
+  it('listens on 127.0.0.1 and serves the page and its script', async () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const page = await fetchText('/');
+    expect(page).toMatchObject({ status: 200, type: 'text/html; charset=utf-8' });
+    expect(page.body).toContain('replay of a recorded pi run: tool_call_then_text');
+    expect(page.body).toContain('Run `echo hello` with bash, then tell me what it printed.</textarea>');
+    const script = await fetchText('/app.js');
+    expect(script).toMatchObject({ status: 200, type: 'text/javascript; charset=utf-8' });
+    expect(script.body).toContain('fromAgentEventSource');
+    expect(script.body).not.toMatch(/from\s*["']node:/);
+  });
+
+  it('streams a run as server-sent CliMessages and ends the response after the terminal message', async () => {
+    const client = requestSse(new URL('/run?prompt=hello', server.url).href);
+    await client.ended;
+    const messages = client.events().map((event) => CliMessageSchema.parse(event));
+    expect(messages[0]?.type).toBe('session.started');
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
+    expect(messages.filter((message) => message.type === 'assistant').map((message) => message.text).join('')).toBe(
+      'Let me run a tool first.The tool returned: "hello\\n". Done.',
+    );
+    expect(client.body()).toMatch(/^id: 1\ndata: /);
+  });
+
+  it('stops the agent and its process tree when the client goes away mid-run', async () => {
+    const client = requestSse(new URL('/run?prompt=hello', server.url).href);
+    await client.waitForEvents(2); // the session, then the first text
+    const [pid, ...others] = await replayAgentsOfThisProcess();
+    expect(others).toEqual([]);
+    if (pid === undefined) throw new Error('no replay agent is running');
+    const tree = await treeOf(pid);
+    client.request.destroy();
+    await waitUntil(() => reportFor(pid) !== undefined, `the stop report of pid ${pid}`);
+    expect(reportFor(pid)).toMatchObject({ requested: true, confirmed: true, survivors: [] });
+    expect(tree.filter(isAlive)).toEqual([]);
+    expect(client.events().length).toBeLessThan(10);
+  });
+
+  it('refuses what is not a run started from its own page', async () => {
+    expect(await fetchText('/run?prompt=%20')).toMatchObject({ status: 400, body: 'the prompt is empty\n' });
+    expect((await fetchText('/run?prompt=hi', { headers: { 'Last-Event-ID': '4' } })).status).toBe(204);
+    expect((await fetchText('/run?prompt=hi', { headers: { Origin: 'http://evil.example' } })).status).toBe(403);
+    expect((await fetchText('/run?prompt=hi', { headers: { 'Sec-Fetch-Site': 'cross-site' } })).status).toBe(403);
+    expect((await fetchText('/run?prompt=hi', { headers: { Host: 'evil.example' } })).status).toBe(403);
+    expect((await fetchText('/nope')).status).toBe(404);
+    expect((await fetchText('/run?prompt=hi', { method: 'POST' })).status).toBe(405);
+    expect(await replayAgentsOfThisProcess()).toEqual([]);
+  });
+
+  it('stops open runs when it closes, and waits until they are gone', async () => {
+    const own = await startWebServer({ agent: { kind: 'replay', transcript: 'text', env: { PI_REPLAY_SPEED: '2' } }, log: () => undefined });
+    const client = requestSse(new URL('/run?prompt=hello', own.url).href);
+    await client.waitForEvents(2);
+    const pids = await replayAgentsOfThisProcess();
+    expect(pids).toHaveLength(1);
+    await own.close();
+    expect(pids.filter(isAlive)).toEqual([]);
+  });
+});
+
+describe('parseWebArgs', () => {
+  it('replays the default transcript on a free port when given nothing', () => {
+    const request = parseWebArgs([], {});
+    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', transcript: DEFAULT_TRANSCRIPT } });
+    if (request.kind !== 'serve') return;
+    expect(runOptionsFor(request.agent, DEFAULT_PROMPT, '/x/pi-replay.mjs')).toEqual({
+      prompt: DEFAULT_PROMPT,
+      executable: process.execPath,
+      executableArgs: ['/x/pi-replay.mjs'],
+      model: DEFAULT_TRANSCRIPT,
+    });
+  });
+
+  it('runs the real pi with --real or AGENT_RX_WEB_REAL=1, and reads the port from --port or PORT', () => {
+    const request = parseWebArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', '--port', '8080'], {});
+    expect(request).toEqual({ kind: 'serve', port: 8080, agent: { kind: 'pi', provider: 'anthropic', model: 'claude-x' } });
+    if (request.kind !== 'serve') return;
+    expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', provider: 'anthropic', model: 'claude-x' });
+    expect(describeAgent(request.agent)).toBe('pi (anthropic/claude-x)');
+    expect(parseWebArgs([], { AGENT_RX_WEB_REAL: '1', PORT: '3000' })).toEqual({ kind: 'serve', port: 3000, agent: { kind: 'pi' } });
+  });
+
+  it('answers usage errors and help without throwing', () => {
+    expect(parseWebArgs(['--port', 'x'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['--port', '70000'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['--real', '--transcript', 'text'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['--model', 'x'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['--nope'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['-h'], {})).toEqual({ kind: 'help' });
+  });
+});
