@@ -227,29 +227,37 @@ export class ProcessRun implements TrackedRun {
     if (signal !== null && this.#pid !== null) this.#note(sendSignal(this.#pid, signal));
   }
 
-  /** SIGKILLs the group, the root (while alive) and every member found; then waits for them to go. */
+  /**
+   * SIGKILLs the group, the root (while alive) and every member found, until two scans in a row
+   * find nothing. One empty scan is not enough: a process forked after the scan listed /proc, by a
+   * parent that exited before the scan read it, is missed; the group kill before the second scan
+   * reaches it (same group), and the second scan finds it if it moved to another session.
+   */
   async #killAndConfirm(): Promise<boolean> {
     const pid = this.#pid;
     if (pid === null) return true;
     const deadline = performance.now() + this.#options.killTimeoutMs;
+    let emptyScans = 0;
     for (;;) {
-      const table = await readProcessTable(this.#marker);
-      if (table.error !== null && this.#errors.at(-1) !== table.error) this.#errors.push(table.error);
-      const members = runMembers(table.entries, pid, this.#known);
       const rootAlive = !this.#rootExited;
-      if (members.size === 0 && !rootAlive) return true;
       if (rootAlive) {
         this.#killed.add(pid);
         this.#note(sendSignal(pid, 'SIGKILL'));
       }
       this.#note(signalGroup(pid, 'SIGKILL'));
+      const table = await readProcessTable(this.#marker);
+      if (table.error !== null && this.#errors.at(-1) !== table.error) this.#errors.push(table.error);
+      const members = runMembers(table.entries, pid, this.#known);
       for (const member of members.values()) {
         this.#known.set(member.pid, member.startTime);
         this.#killed.add(member.pid);
         this.#note(sendSignal(member.pid, 'SIGKILL'));
       }
+      emptyScans = members.size === 0 && !rootAlive ? emptyScans + 1 : 0;
+      if (emptyScans === 2) return true;
       if (performance.now() >= deadline) return false;
-      await delay(CONFIRM_POLL_MS);
+      // A second look right away; after a kill, give the kernel a moment first.
+      if (emptyScans === 0) await delay(CONFIRM_POLL_MS);
     }
   }
 
