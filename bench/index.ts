@@ -1,19 +1,209 @@
+// agent-rx benchmarks: `npm run bench`. Every figure is measured against a baseline in the same
+// run, with min / median / max over repetitions. Prints Markdown tables and writes a JSON result
+// to bench/results/ (not committed).
+//
+// Environment:
+//   BENCH_QUICK=1            small sizes and few repetitions, for development
+//   BENCH_ONLY=a,b           only these sections: throughput, large, first, cancel, memory, concurrency, stages
+//   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
+//   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { cancelLatency } from './cancel-latency.js';
+import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
+import { cancelLatency, CANCEL_CASES } from './cancel-latency.js';
+import { concurrency } from './concurrency.js';
+import { firstMessage } from './first-message.js';
+import { heapAfterRuns } from './memory.js';
+import { readProcessTable } from '../lib/process/process-table.js';
+import { readInput, stages, type StagesResult } from './stages.js';
+import { piStream, removeStream, type PiStream } from './stream.js';
+import { throughputInProcess, throughputInWorkers, type ThroughputResult } from './throughput.js';
+import { spread, summarize, table, type Summary } from './util.js';
 
-const runs = Number(process.env['BENCH_RUNS'] ?? 20);
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-console.log(`agent-rx benchmarks — ${new Date().toISOString()} — ${machine}\n`);
+const quick = process.env['BENCH_QUICK'] === '1';
+const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter((name) => name !== ''));
+const runs = (name: string): boolean => only.size === 0 || only.has(name);
+const largeDeltas = Number(process.env['BENCH_LARGE_DELTAS'] ?? (quick ? 4000 : 20000));
+const keepStreams = process.env['BENCH_KEEP_STREAMS'] === '1';
 
-const cancel = await cancelLatency(runs);
-console.log('Cancel latency: unsubscribe → every process of the tree gone (ms)');
-console.log('| case | runs | min | median | max | survivors |');
-console.log('|---|---|---|---|---|---|');
-for (const row of cancel) {
-  const { runs: n, min, median, max } = row.summary;
-  console.log(`| ${row.label} | ${n} | ${min.toFixed(1)} | ${median.toFixed(1)} | ${max.toFixed(1)} | ${row.survivors} |`);
+const cpu = cpus()[0]?.model ?? 'unknown CPU';
+const machine = {
+  cores: availableParallelism(),
+  cpu,
+  memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+  kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
+};
+const startedAt = new Date();
+const loadAtStart = loadavg();
+const header = `agent-rx benchmarks — ${startedAt.toISOString()} — ${machine.cores} × ${cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`;
+console.log(`${header}\ncommand: npm run bench${quick ? ' (BENCH_QUICK=1)' : ''}; load average at start ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}\n`);
+
+const report: string[] = [header, ''];
+const result: Record<string, unknown> = { date: startedAt.toISOString(), machine, quick, loadAtStart };
+const streams = new Map<string, PiStream>();
+const stream = (deltas: number, ascii = false): PiStream => {
+  const key = `${deltas}${ascii ? '-ascii' : ''}`;
+  const made = streams.get(key) ?? piStream(deltas, ascii);
+  streams.set(key, made);
+  return made;
+};
+
+const mb = (bytes: number): string => (bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
+const x = (summary: Summary): string => `${spread(summary, 2)}×`;
+
+function throughputTable(title: string, data: ThroughputResult): void {
+  const rss = data.inWorkers;
+  const rows = data.rows.map((row) => [
+    row.reader === 'runPiWithoutPreParser' ? 'runPi, before the pre-parser' : row.reader === 'baseline' ? 'baseline (child_process + split2 + JSON.parse)' : row.reader === 'pipe' ? 'pipe alone (read and drop)' : 'runPi',
+    spread(row.mbps, 0),
+    row.reader === 'baseline' ? '1' : x(row.vsBaseline),
+    spread(row.cpuMs, 0),
+    row.reader === 'baseline' ? '1' : x(row.cpuVsBaseline),
+    ...(rss ? [row.maxRssMB === undefined ? '' : spread(row.maxRssMB, 0)] : []),
+  ]);
+  const rssHeader = rss ? [`peak RSS MB (idle worker ${spread(data.idleRssMB ?? summarize([]), 0)})`] : [];
+  report.push(
+    ...table(
+      `${title}: ${data.deltas.toLocaleString('en')} deltas, ${mb(data.bytes)}, ${data.lines.toLocaleString('en')} lines, ${data.repetitions} repetitions${rss ? ', each read in a fresh process' : ''}`,
+      ['reader', 'MB/s min / median / max', 'MB/s vs baseline (same repetition)', 'CPU ms of the reader', 'CPU vs baseline', ...rssHeader],
+      rows,
+    ),
+  );
 }
 
+function stagesTable(data: StagesResult): void {
+  report.push(
+    ...table(
+      `Where the time goes, in process (no child, no pipe): ${data.input}, ${mb(data.bytes)}, ${data.lines.toLocaleString('en')} lines, ${data.repetitions} repetitions`,
+      ['stage', 'ms min / median / max', 'MB/s (median)'],
+      data.rows.map((row) => [row.stage, spread(row.ms, 1), row.mbps.toFixed(0)]),
+    ),
+  );
+}
+
+try {
+  if (runs('throughput')) {
+    const reps = quick ? 3 : 7;
+    const mixed = await throughputInProcess(stream(quick ? 500 : 2000), reps);
+    throughputTable('Throughput, runPi vs baseline, text with some multi-byte UTF-8', mixed);
+    const ascii = await throughputInProcess(stream(quick ? 500 : 2000, true), reps);
+    throughputTable('Throughput, the same with ASCII-only text', ascii);
+    result['throughput'] = { mixed, ascii };
+  }
+
+  if (runs('large')) {
+    const large = await throughputInWorkers(stream(largeDeltas), quick ? 1 : 3);
+    throughputTable('Throughput and peak RSS, the large stream', large);
+    result['large'] = large;
+  }
+
+  if (runs('first')) {
+    const first = await firstMessage(stream(20), quick ? 6 : 30);
+    result['firstMessage'] = first;
+    report.push(
+      ...table(
+        `Time to first message (${first.repetitions} repetitions each; a 20-delta stream written at once by a node child)`,
+        ['measure', 'runPi ms', 'baseline ms', 'runPi / baseline'],
+        [
+          ['first stdout byte written → first CliMessage / first parsed event', spread(first.byteToFirst.runPi, 2), spread(first.byteToFirst.baseline, 2), x(first.byteToFirst.ratio)],
+          ['subscribe / spawn → the same (includes starting node)', spread(first.spawnToFirst.runPi, 1), spread(first.spawnToFirst.baseline, 1), x(first.spawnToFirst.ratio)],
+        ],
+      ),
+    );
+  }
+
+  if (runs('cancel')) {
+    const cancel = await cancelLatency(CANCEL_CASES, quick ? 0.3 : 1);
+    const scans: number[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const started = performance.now();
+      await readProcessTable('AGENT_RX_BENCH=scan');
+      scans.push(performance.now() - started);
+    }
+    const processes = (await readProcessTable()).entries.length;
+    result['cancel'] = { rows: cancel, procScanMs: summarize(scans), processes };
+    report.push(
+      ...table(
+        'Cancel latency: unsubscribe → every process of the tree gone (runPi), against kill(SIGTERM) then SIGKILL after the grace period → the root gone (baseline)',
+        ['agent', 'grace ms', 'runs', 'runPi ms', 'baseline ms', 'runPi / baseline', 'survivors runPi', 'survivors baseline', 'runPi stop sequence settled ms'],
+        [
+          ...cancel.map((row) => [
+            row.label,
+            String(row.gracePeriodMs),
+            String(row.runPi.runs),
+            spread(row.runPi, 1),
+            spread(row.baseline, 1),
+            x(row.ratio),
+            String(row.runPiSurvivors),
+            String(row.baselineSurvivors),
+            spread(row.runPiSettled, 1),
+          ]),
+          ['(attribution) one /proc scan with the run marker, as the stop sequence makes before signalling', '', '10', spread(summarize(scans), 1), '', '', `${processes} processes`, '', ''],
+        ],
+      ),
+    );
+  }
+
+  if (runs('memory')) {
+    const heapRuns = quick ? 200 : 1000;
+    const heap = await heapAfterRuns(stream(20), heapRuns);
+    result['heap'] = heap;
+    report.push(
+      ...table(
+        `Heap after ${heapRuns} sequential short runs (${mb(heap.streamBytes)} each), node --expose-gc, after a full GC`,
+        ['reader', 'heap after 100 runs MB', `heap after ${heapRuns} runs MB`, 'growth (after all / after 100)', 'ms spawn → complete', 'ms per run incl. clean-up', 'samples (runs: MB)'],
+        heap.rows.map((row) => [
+          row.reader,
+          row.heapAfter100MB.toFixed(2),
+          row.heapAfterAllMB.toFixed(2),
+          `${row.growth.toFixed(3)}×`,
+          row.msToComplete.toFixed(1),
+          row.msPerRun.toFixed(1),
+          row.samples.map((sample) => `${sample.runs}: ${sample.heapMB.toFixed(1)}`).join(', '),
+        ]),
+      ),
+    );
+  }
+
+  if (runs('concurrency')) {
+    const data = await concurrency(stream(200), 50, quick ? 2 : 5);
+    result['concurrency'] = data;
+    report.push(
+      ...table(
+        `Concurrency: ${data.concurrent} runs at once of a ${mb(data.streamBytes)} replay, event-loop delay (monitorEventLoopDelay, 1 ms resolution), ${data.repetitions} repetitions`,
+        ['reader', 'p50 ms', 'p99 ms', 'max ms', 'wall ms (all 50)'],
+        [
+          ['runPi (until every clean-up after exit is done)', spread(data.runPi.p50), spread(data.runPi.p99), spread(data.runPi.max), spread(data.runPi.wallMs, 0)],
+          ['baseline (child_process + split2 + JSON.parse)', spread(data.baseline.p50), spread(data.baseline.p99), spread(data.baseline.max), spread(data.baseline.wallMs, 0)],
+          ['runPi / baseline', '', x(data.p99Ratio), '', x(data.wallRatio)],
+        ],
+      ),
+    );
+  }
+
+  if (runs('stages')) {
+    const small = await stages(readInput(stream(quick ? 500 : 2000).path), `the ${quick ? 500 : 2000}-delta stream`, 5);
+    stagesTable(small);
+    const tailBytes = (quick ? 20 : 100) * 1e6;
+    const large = stream(largeDeltas);
+    const tail = await stages(readInput(large.path, tailBytes), `the last ${mb(tailBytes)} of the ${largeDeltas}-delta stream (long lines)`, 3);
+    stagesTable(tail);
+    result['stages'] = { small, tail };
+  }
+} finally {
+  if (!keepStreams) for (const made of streams.values()) removeStream(made);
+}
+
+const loadAtEnd = loadavg();
+const minutes = (Date.now() - startedAt.getTime()) / 60000;
+result['loadAtEnd'] = loadAtEnd;
+result['minutes'] = minutes;
+result['report'] = report.join('\n');
+console.log(`load average at end ${loadAtEnd.map((n) => n.toFixed(2)).join(' ')}; ${minutes.toFixed(1)} min`);
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), machine, cancel }, null, 2));
+const file = new URL(`./results/bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`, import.meta.url);
+writeFileSync(file, JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value), 2));
+writeFileSync(new URL('./results/latest.json', import.meta.url), JSON.stringify(result, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value), 2));
+console.log(`results: ${file.pathname}`);

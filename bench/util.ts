@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -15,8 +16,22 @@ export function summarize(samples: readonly number[]): Summary {
   return { runs: sorted.length, min: sorted[0] ?? 0, median, max: sorted.at(-1) ?? 0 };
 }
 
+/** `min / median / max` with a fixed number of decimals. */
+export function spread(summary: Summary, digits = 1): string {
+  return `${summary.min.toFixed(digits)} / ${summary.median.toFixed(digits)} / ${summary.max.toFixed(digits)}`;
+}
+
+/** Ratios of paired samples (same repetition), summarized. */
+export function ratios(numerators: readonly number[], denominators: readonly number[]): Summary {
+  return summarize(numerators.map((value, i) => value / (denominators[i] ?? Number.NaN)));
+}
+
 export function fixture(name: string): string {
   return fileURLToPath(new URL(`../spec/fixtures/${name}`, import.meta.url));
+}
+
+export function benchFile(name: string): string {
+  return fileURLToPath(new URL(name, import.meta.url));
 }
 
 /** A live, non-zombie process (Linux /proc; elsewhere signal 0). */
@@ -32,4 +47,48 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Prints a Markdown table and returns its lines. */
+export function table(title: string, header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const lines = [`### ${title}`, '', `| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  lines.push('');
+  console.log(lines.join('\n'));
+  return lines;
+}
+
+/**
+ * Runs a bench worker (a TypeScript file under bench/workers/) in a fresh Node process, with
+ * extra Node flags, and parses the JSON it prints on its last stdout line.
+ */
+export function runWorker<T>(name: string, args: readonly string[], nodeFlags: readonly string[] = []): Promise<T> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [...nodeFlags, '--import', 'tsx', benchFile(`./workers/${name}`), ...args],
+      { maxBuffer: 64 * 1024 * 1024, cwd: fileURLToPath(new URL('..', import.meta.url)) },
+      (error, stdout, stderr) => {
+        if (error !== null) {
+          reject(new Error(`worker ${name} ${args.join(' ')} failed: ${error.message}\n${stderr}`));
+          return;
+        }
+        const last = stdout.trim().split('\n').at(-1) ?? '';
+        try {
+          resolve(JSON.parse(last) as T);
+        } catch {
+          reject(new Error(`worker ${name} printed no result: ${stdout}\n${stderr}`));
+        }
+      },
+    );
+  });
+}
+
+/** Throws (so the bench fails loudly) when a check does not hold. */
+export function check(condition: boolean, message: string): asserts condition {
+  if (!condition) throw new Error(`bench check failed: ${message}`);
 }

@@ -26,7 +26,7 @@ export type {
 // pi
 export { piOutputToMessages } from './agents/pi/pipeline.js';
 export { piDialect, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
-export { piEventSchemas, type PiEvent, type PiMessage } from './agents/pi/events.js';
+export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
 
 // Claude Code

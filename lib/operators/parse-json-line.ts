@@ -13,6 +13,12 @@ export interface ParseJsonLineOptions {
    * becomes an invalid item; other types pass through untouched.
    */
   readonly schemas?: Readonly<Record<string, EventValidator>>;
+  /**
+   * Parses one line. Default `JSON.parse`. A replacement must return what `JSON.parse` would
+   * (deep-equal) and throw where it throws; a dialect uses it for a fast path on a line shape it
+   * knows (pi: `parsePiLine`, which parses a message repeated twice in a line only once).
+   */
+  readonly parse?: (text: string) => unknown;
 }
 
 export type ParsedItem = EventItem | InvalidLineItem | RunExit;
@@ -34,6 +40,7 @@ export type ParsedItem = EventItem | InvalidLineItem | RunExit;
  */
 export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunction<ProcessItem, ParsedItem> {
   const schemas = options.schemas ?? {};
+  const parse = options.parse ?? parseJson;
   return (source) =>
     defer(() => {
       let lineNumber = 0;
@@ -44,18 +51,23 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
           if (item.kind === 'line-too-long') {
             return invalid(lineNumber, 'too-long', `line of ${item.bytes} bytes is over the limit`, item.head, item.bytes);
           }
-          return parseLine(item.text, lineNumber, schemas);
+          return parseLine(item.text, lineNumber, schemas, parse);
         }),
         filter((item): item is ParsedItem => item !== null),
       );
     });
 }
 
-function parseLine(text: string, lineNumber: number, schemas: Readonly<Record<string, EventValidator>>): ParsedItem | null {
+function parseLine(
+  text: string,
+  lineNumber: number,
+  schemas: Readonly<Record<string, EventValidator>>,
+  parse: (text: string) => unknown,
+): ParsedItem | null {
   if (text.trim() === '') return null;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parse(text);
   } catch (error) {
     return invalid(lineNumber, 'not-json', error instanceof Error ? error.message : String(error), text);
   }
@@ -78,4 +90,8 @@ function parseLine(text: string, lineNumber: number, schemas: Readonly<Record<st
 
 function invalid(lineNumber: number, reason: InvalidLineItem['reason'], detail: string, text: string, bytes?: number): InvalidLineItem {
   return { kind: 'invalid', lineNumber, reason, detail, text, bytes: bytes ?? Buffer.byteLength(text) };
+}
+
+function parseJson(text: string): unknown {
+  return JSON.parse(text);
 }

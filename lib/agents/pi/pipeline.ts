@@ -7,7 +7,7 @@ import { parseJsonLine } from '../../operators/parse-json-line.js';
 import { snapshotToDelta } from '../../operators/snapshot-to-delta.js';
 import type { ProcessItem } from '../../process/items.js';
 import { piDialect, piTurnEnd, readPiText, type PiDialectOptions } from './dialect.js';
-import { piEventSchemas } from './events.js';
+import { parsePiLine, piEventSchemas } from './events.js';
 
 /**
  * The whole pi pipeline as one operator: pi's stdout items (lines and the exit item, as
@@ -26,7 +26,7 @@ import { piEventSchemas } from './events.js';
  */
 export function piOutputToMessages(options: PiDialectOptions = {}): OperatorFunction<ProcessItem, CliMessage> {
   return pipe(
-    parseJsonLine({ schemas: piEventSchemas }),
+    parseJsonLine({ schemas: piEventSchemas, parse: parsePiLine }),
     collectInvalidLines(),
     snapshotToDelta({ read: readPiText }),
     bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
