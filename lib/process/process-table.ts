@@ -24,13 +24,15 @@ const hasProc = process.platform === 'linux';
 /**
  * Reads the process table: from /proc on Linux (no child process needed), elsewhere from `ps`.
  * Never rejects: a missing `ps` or an unreadable entry gives an empty or partial table.
- * With `marker` (a `NAME=value` string), entries whose environment holds it are flagged.
+ * With `marker` (a `NAME=value` string), entries whose environment holds it are flagged; with
+ * `bornSince` (a start time from /proc), only processes started since then are looked at for it,
+ * since older ones cannot descend from a process started then.
  */
-export async function readProcessTable(marker?: string): Promise<ProcessTable> {
-  return hasProc ? readProc(marker) : readPsTable();
+export async function readProcessTable(marker?: string, bornSince?: string): Promise<ProcessTable> {
+  return hasProc ? readProc(marker, bornSince) : readPsTable();
 }
 
-async function readProc(marker: string | undefined): Promise<ProcessTable> {
+async function readProc(marker: string | undefined, bornSince: string | undefined): Promise<ProcessTable> {
   let names: string[];
   try {
     names = await new Promise<string[]>((resolve, reject) => {
@@ -43,10 +45,11 @@ async function readProc(marker: string | undefined): Promise<ProcessTable> {
     return { entries: [], error: `cannot list /proc: ${describe(error)}` };
   }
   const needle = marker === undefined ? null : Buffer.from(`${marker}\0`);
+  const since = bornSince === undefined || bornSince === '' ? null : Number(bornSince);
   const rows = await Promise.all(
     names.filter(isPid).map(async (name) => {
       const stat = await readStat(Number(name));
-      if (stat === null || needle === null) return stat;
+      if (stat === null || needle === null || (since !== null && Number(stat.startTime) < since)) return stat;
       return { ...stat, marked: await environHas(stat.pid, needle) };
     }),
   );

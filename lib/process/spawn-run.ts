@@ -31,6 +31,7 @@ export class ProcessRun implements TrackedRun {
   readonly #marker = `${RUN_MARKER_ENV}=${randomUUID()}`;
   readonly #subprocess: ReturnType<typeof spawn>;
   readonly #pid: number | null;
+  readonly #rootStartTime: Promise<string | undefined>;
   readonly #startedAt = performance.now();
   #listener: RunListener | null;
   #state: StopState = 'running';
@@ -55,6 +56,8 @@ export class ProcessRun implements TrackedRun {
     const [name, value] = this.#marker.split('=') as [string, string];
     this.#subprocess = spawn(command, args, options, { [name]: value });
     this.#pid = this.#subprocess.pid ?? null;
+    // Read now, while the root surely runs: a process started earlier cannot be of this run.
+    this.#rootStartTime = this.#pid === null ? Promise.resolve(undefined) : readStat(this.#pid).then((stat) => stat?.startTime);
     track(this);
     this.#wire();
   }
@@ -207,7 +210,7 @@ export class ProcessRun implements TrackedRun {
 
   async #recordTree(): Promise<void> {
     if (this.#pid === null) return;
-    const table = await readProcessTable(this.#marker);
+    const table = await readProcessTable(this.#marker, await this.#rootStartTime);
     if (table.error !== null) this.#errors.push(table.error);
     for (const member of runMembers(table.entries, this.#pid, this.#known).values()) {
       this.#known.set(member.pid, member.startTime);
@@ -245,7 +248,7 @@ export class ProcessRun implements TrackedRun {
         this.#note(sendSignal(pid, 'SIGKILL'));
       }
       this.#note(signalGroup(pid, 'SIGKILL'));
-      const table = await readProcessTable(this.#marker);
+      const table = await readProcessTable(this.#marker, await this.#rootStartTime);
       if (table.error !== null && this.#errors.at(-1) !== table.error) this.#errors.push(table.error);
       const members = runMembers(table.entries, pid, this.#known);
       for (const member of members.values()) {
