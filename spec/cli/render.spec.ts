@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { CliMessage, TerminalFailed } from '../../lib/index.js';
 import { colorEnabled } from '../../lib/cli/ansi.js';
 import { createRenderer, renderIntro } from '../../lib/cli/render.js';
+import { terminalFailed } from '../helpers/items.js';
 
 // Renders messages in order with colours off, each at the same elapsed time.
 function render(messages: readonly CliMessage[], elapsedMs = 2500): string {
@@ -10,17 +11,7 @@ function render(messages: readonly CliMessage[], elapsedMs = 2500): string {
 }
 
 const usage = { inputTokens: 120, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 150 };
-const failure: TerminalFailed = {
-  type: 'terminal.failed',
-  reason: 'agent-error',
-  message: 'pi reported an error: 500 fake internal server error',
-  exitCode: 0,
-  signal: null,
-  stderr: '',
-  stderrTruncatedBytes: 0,
-  invalidOutputLines: [],
-  invalidOutputLinesOmitted: 0,
-};
+const failure: TerminalFailed = terminalFailed({ message: 'pi reported an error: 500 fake internal server error' });
 
 describe('createRenderer', () => {
   it('streams assistant deltas inline as one paragraph, after the session line', () => {

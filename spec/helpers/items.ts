@@ -1,6 +1,6 @@
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from '@jest/globals';
-import type { EventItem, ProcessExit, ProcessLine, RunExit, TextItem } from '../../lib/index.js';
+import type { EventItem, ProcessExit, ProcessLine, RunExit, TerminalFailed, TextItem } from '../../lib/index.js';
 
 export function scheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {
@@ -42,3 +42,17 @@ export function sourceMarble(expected: string): string {
     return `${events}${'-'.repeat(group.length - events.length)}`;
   }).replace(/[0-9]/g, '-');
 }
+
+/** A `terminal.failed` with neutral defaults (a pi agent error, exit 0, no diagnostics). */
+export const terminalFailed = (fields: Partial<TerminalFailed> = {}): TerminalFailed => ({
+  type: 'terminal.failed',
+  reason: 'agent-error',
+  message: 'pi reported an error',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  stderrTruncatedBytes: 0,
+  invalidOutputLines: [],
+  invalidOutputLinesOmitted: 0,
+  ...fields,
+});

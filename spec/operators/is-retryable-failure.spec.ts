@@ -1,18 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { isRetryableFailure, type TerminalFailed } from '../../lib/index.js';
+import { terminalFailed } from '../helpers/items.js';
 
-const failure = (fields: Partial<TerminalFailed>): TerminalFailed => ({
-  type: 'terminal.failed',
-  reason: 'agent-error',
-  message: 'pi reported an error',
-  exitCode: 0,
-  signal: null,
-  stderr: '',
-  stderrTruncatedBytes: 0,
-  invalidOutputLines: [],
-  invalidOutputLinesOmitted: 0,
-  ...fields,
-});
+const failure = (fields: Partial<TerminalFailed>): TerminalFailed => terminalFailed(fields);
 
 const agentError = (text: string) => failure({ reason: 'agent-error', agentError: text, message: `pi reported an error: ${text}` });
 const exit = (exitCode: number | null, stderr = '', signal: string | null = null) =>

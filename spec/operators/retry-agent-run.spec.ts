@@ -9,21 +9,10 @@ import {
   type RetryAgentRunOptions,
   type TerminalFailed,
 } from '../../lib/index.js';
-import { scheduler } from '../helpers/items.js';
+import { scheduler, terminalFailed } from '../helpers/items.js';
 
-const failed = (agentError: string, extra: Partial<TerminalFailed> = {}): TerminalFailed => ({
-  type: 'terminal.failed',
-  reason: 'agent-error',
-  message: `pi reported an error: ${agentError}`,
-  exitCode: 0,
-  signal: null,
-  stderr: '',
-  stderrTruncatedBytes: 0,
-  invalidOutputLines: [],
-  invalidOutputLinesOmitted: 0,
-  agentError,
-  ...extra,
-});
+const failed = (agentError: string, extra: Partial<TerminalFailed> = {}): TerminalFailed =>
+  terminalFailed({ message: `pi reported an error: ${agentError}`, agentError, ...extra });
 
 const m: Record<string, CliMessage> = {
   s: { type: 'session.started', sessionId: 'S' },

@@ -14,6 +14,7 @@ import {
   type CliMessage,
   type RunPiOptions,
 } from '../../lib/index.js';
+import { terminalFailed } from '../helpers/items.js';
 import { answerOf, transcriptFacts } from '../helpers/pi-transcripts.js';
 import { fixture } from '../helpers/processes.js';
 
@@ -141,18 +142,7 @@ describe('examples/retry-resume.ts', () => {
 
 describe('retryAgentRun and host shutdown', () => {
   it('stopAllRuns() during a backoff ends the run with the failure it was going to retry, and starts no attempt', async () => {
-    const failure = {
-      type: 'terminal.failed' as const,
-      reason: 'agent-error' as const,
-      message: 'pi reported an error: 429 slow down',
-      agentError: '429 slow down',
-      exitCode: 0,
-      signal: null,
-      stderr: '',
-      stderrTruncatedBytes: 0,
-      invalidOutputLines: [],
-      invalidOutputLinesOmitted: 0,
-    };
+    const failure = terminalFailed({ message: 'pi reported an error: 429 slow down', agentError: '429 slow down' });
     let attempts = 0;
     const source = defer(() => {
       attempts += 1;
