@@ -135,7 +135,7 @@ async function baselineOnce(agentArgs: readonly string[], gracePeriodMs: number)
 }
 
 export const CANCEL_CASES: readonly CancelCase[] = [
-  { label: 'cooperative: exits on SIGTERM', agentArgs: [], gracePeriodMs: 2000, repetitions: 15 },
+  { label: 'cooperative: exits on SIGTERM', agentArgs: [], gracePeriodMs: 2000, repetitions: 20 },
   { label: 'cooperative + tool child in its own session (the agent kills it on SIGTERM)', agentArgs: ['tree'], gracePeriodMs: 2000, repetitions: 15 },
   { label: 'hostile: ignores SIGTERM/SIGINT, tool child in its own session ignores them too', agentArgs: ['hostile', 'tree'], gracePeriodMs: 1000, repetitions: 5 },
 ];
