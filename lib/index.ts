@@ -35,58 +35,9 @@ export { claudeDialect, createClaudeTextReader, claudeTurnEnd, type ClaudeState,
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
 
-// Messages
-export {
-  CliMessageSchema,
-  UsageSchema,
-  InvalidOutputLineSchema,
-  FailureReasonSchema,
-  SessionStartedSchema,
-  SessionResumedSchema,
-  AssistantSchema,
-  AssistantThoughtSchema,
-  ToolCallSchema,
-  ToolUpdateSchema,
-  ToolCompletedSchema,
-  ToolFailedSchema,
-  AgentRetrySchema,
-  RunRetryingSchema,
-  TerminalCompletedSchema,
-  TerminalFailedSchema,
-  isSessionStarted,
-  isSessionResumed,
-  isAssistant,
-  isAssistantThought,
-  isToolCall,
-  isToolUpdate,
-  isToolCompleted,
-  isToolFailed,
-  isAgentRetry,
-  isRunRetrying,
-  isTerminalCompleted,
-  isTerminalFailed,
-  isTerminal,
-} from './messages.js';
-export type {
-  CliMessage,
-  CliMessageType,
-  Usage,
-  InvalidOutputLine,
-  FailureReason,
-  SessionStarted,
-  SessionResumed,
-  AssistantMessage,
-  AssistantThought,
-  ToolCall,
-  ToolUpdate,
-  ToolCompleted,
-  ToolFailed,
-  AgentRetry,
-  RunRetrying,
-  TerminalCompleted,
-  TerminalFailed,
-  TerminalMessage,
-} from './messages.js';
+// Messages (schemas, types, guards) and fromAgentEventSource: the browser-safe entry is an
+// explicit barrel itself, so re-exporting it whole leaks nothing and keeps one list of names.
+export * from './browser.js';
 
 // Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';

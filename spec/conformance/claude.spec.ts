@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
 import { runClaudeCode, stopAllRuns, type CliMessage, type RunClaudeCodeOptions, type StopReport } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import { CLAUDE_FAKE_API_KEY, claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
@@ -17,6 +16,8 @@ import {
   type FakeModelServer,
 } from './fake-model-server.js';
 import { createProcessTag } from './tagged-processes.js';
+import { ScenarioTimings } from './timings.js';
+import { answerOf } from '../helpers/pi-transcripts.js';
 
 /**
  * The real Claude Code CLI (the pinned devDependency, 2.1.197) against the fake model server on
@@ -33,8 +34,7 @@ const SLOW = 60_000;
 
 let server: FakeModelServer;
 let env: ClaudeEnv;
-const timings: [string, number][] = [];
-const suiteStarted = performance.now();
+const timings = new ScenarioTimings();
 
 beforeAll(async () => {
   server = await startFakeModelServer();
@@ -45,8 +45,7 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  const rows = timings.map(([name, ms]) => `  ${name.padEnd(72)} ${(ms / 1000).toFixed(2)} s`).join('\n');
-  process.stdout.write(`\nClaude Code conformance wall times:\n${rows}\n  ${'whole suite'.padEnd(72)} ${((performance.now() - suiteStarted) / 1000).toFixed(2)} s\n`);
+  timings.print('Claude Code conformance');
 });
 
 function options(model: string, extra: Partial<RunClaudeCodeOptions> = {}): RunClaudeCodeOptions {
@@ -61,14 +60,10 @@ function options(model: string, extra: Partial<RunClaudeCodeOptions> = {}): RunC
   };
 }
 
-async function run(name: string, opts: RunClaudeCodeOptions): Promise<CliMessage[]> {
-  const started = performance.now();
-  const messages = await lastValueFrom(runClaudeCode(opts).pipe(toArray()));
-  timings.push([name, performance.now() - started]);
-  return messages;
+function run(name: string, opts: RunClaudeCodeOptions): Promise<CliMessage[]> {
+  return timings.run(name, runClaudeCode(opts));
 }
 
-const answer = (messages: readonly CliMessage[]): string => messages.map((message) => (message.type === 'assistant' ? message.text : '')).join('');
 const types = (messages: readonly CliMessage[]): string[] => messages.map((message) => message.type);
 /** The types in order, with each run of equal types shown once. */
 const shape = (messages: readonly CliMessage[]): string[] => types(messages).filter((type, i, all) => type !== all[i - 1]);
@@ -100,7 +95,7 @@ describe('real Claude Code: answers', () => {
       expect(messages[0]).toEqual({ type: 'session.started', sessionId });
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
       expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
-      expect(answer(messages)).toBe(expectedText('text'));
+      expect(answerOf(messages)).toBe(expectedText('text'));
       expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', usage: usage(1, 7), sessionId });
       // One model call, with the model id as the scenario, the fake key and Claude's tools.
       const calls = server.requestsFor('text');
@@ -115,7 +110,7 @@ describe('real Claude Code: answers', () => {
     'thinking then text: one whole thought when the turn ends',
     async () => {
       const messages = await run('thinking_text', options('thinking_text'));
-      expect(answer(messages)).toBe(expectedText('thinking_text'));
+      expect(answerOf(messages)).toBe(expectedText('thinking_text'));
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'assistant.thought', 'terminal.completed']);
       expect(messages.filter((message) => message.type === 'assistant.thought')).toEqual([
         { type: 'assistant.thought', text: expectedThinking('thinking_text') },
@@ -129,7 +124,7 @@ describe('real Claude Code: answers', () => {
     async () => {
       const prompt = '-rf --help "quoted" @notes.txt ✓';
       const messages = await run('prompt starting with -', options('echo', { prompt }));
-      expect(answer(messages)).toBe(echoText(prompt));
+      expect(answerOf(messages)).toBe(echoText(prompt));
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
     },
     SLOW,
@@ -148,7 +143,7 @@ describe('real Claude Code: tools', () => {
         { type: 'tool.completed', toolCallId: call?.id, name: 'Bash', output: 'hello' },
       ]);
       expect(call?.id).toMatch(/^toolu_/);
-      expect(answer(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('bash_tool')}`);
+      expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('bash_tool')}`);
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'tool.call', 'tool.completed', 'assistant', 'terminal.completed']);
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', usage: usage(2, 15) });
       expect(server.requestsFor('bash_tool').at(-1)?.lastToolResultText).toBe('hello');
@@ -169,7 +164,7 @@ describe('real Claude Code: tools', () => {
         { type: 'tool.failed', toolCallId: call?.id, name: 'Bash', output: refusal },
       ]);
       expect(existsSync(join(env.cwd, 'touched-by-agent.txt'))).toBe(false);
-      expect(answer(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('touch_tool')}`);
+      expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('touch_tool')}`);
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
     },
     SLOW,
@@ -247,7 +242,7 @@ describe('real Claude Code: sessions', () => {
       const id = sessionIdOf(first);
       const resumed = await run('session: { resume }', options('echo', { session: { resume: id }, prompt: 'second' }));
       expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
-      expect(answer(resumed)).toBe(echoText('second'));
+      expect(answerOf(resumed)).toBe(echoText('second'));
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       expect(server.requestsFor('echo')[0]?.messageCount).toBeGreaterThanOrEqual(3);
       const projects = join(env.home, '.claude', 'projects');
@@ -285,7 +280,7 @@ describe('real Claude Code: cancellation', () => {
           }
         });
       });
-      timings.push([`cancel mid-stream (hang), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started]);
+      timings.add(`cancel mid-stream (hang), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
       expect(seen).toHaveLength(unsubscribedAt);
       expect(report).toMatchObject({ requested: true, exitedGracefully: true, confirmed: true });
       expect(isAlive(report.pid ?? -1)).toBe(false);
@@ -318,7 +313,7 @@ describe('real Claude Code: cancellation', () => {
           );
         });
       });
-      timings.push([`cancel during Bash \`sleep 30\` (${name.split(',')[0] ?? name}), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started]);
+      timings.add(`cancel during Bash \`sleep 30\` (${name.split(',')[0] ?? name}), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
       expect(sleepPid).toBeGreaterThan(0);
       expect(report).toMatchObject({ requested: true, confirmed: true });
       expect(isAlive(report.pid ?? -1)).toBe(false);

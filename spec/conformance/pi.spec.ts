@@ -4,7 +4,6 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom, toArray } from 'rxjs';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import {
@@ -22,6 +21,8 @@ import {
   type WireApi,
 } from './fake-model-server.js';
 import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { ScenarioTimings } from './timings.js';
+import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from './tagged-processes.js';
 
 /**
@@ -34,8 +35,7 @@ const TAG = createProcessTag();
 
 let server: FakeModelServer;
 let env: PiEnv;
-const timings: [string, number][] = [];
-const suiteStarted = performance.now();
+const timings = new ScenarioTimings();
 
 beforeAll(async () => {
   server = await startFakeModelServer();
@@ -46,8 +46,7 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  const rows = timings.map(([name, ms]) => `  ${name.padEnd(58)} ${(ms / 1000).toFixed(2)} s`).join('\n');
-  process.stdout.write(`\npi conformance wall times:\n${rows}\n  ${'whole suite'.padEnd(58)} ${((performance.now() - suiteStarted) / 1000).toFixed(2)} s\n`);
+  timings.print('pi conformance');
 });
 
 const provider = (api: WireApi): string => (api === 'openai-completions' ? OPENAI_PROVIDER : ANTHROPIC_PROVIDER);
@@ -65,14 +64,10 @@ function options(model: string, api: WireApi, extra: Partial<RunPiOptions> = {},
   };
 }
 
-async function run(name: string, opts: RunPiOptions): Promise<CliMessage[]> {
-  const started = performance.now();
-  const messages = await lastValueFrom(runPi(opts).pipe(toArray()));
-  timings.push([name, performance.now() - started]);
-  return messages;
+function run(name: string, opts: RunPiOptions): Promise<CliMessage[]> {
+  return timings.run(name, runPi(opts));
 }
 
-const answer = (messages: readonly CliMessage[]): string => messages.map((message) => (message.type === 'assistant' ? message.text : '')).join('');
 const types = (messages: readonly CliMessage[]): string[] => [...new Set(messages.map((message) => message.type))];
 const without = (messages: readonly CliMessage[], type: string): CliMessage[] => messages.filter((message) => message.type !== type);
 
@@ -98,13 +93,13 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
     expect(messages[0]).toEqual({ type: 'session.started', sessionId });
     expect(types(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
     expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
-    expect(answer(messages)).toBe(expectedText('text'));
+    expect(answerOf(messages)).toBe(expectedText('text'));
     expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'stop', usage: usage(7), sessionId });
   });
 
   it('thinking then text: one whole thought after the answer', async () => {
     const messages = await run(`thinking_text (${api})`, options('thinking_text', api));
-    expect(answer(messages)).toBe(expectedText('thinking_text'));
+    expect(answerOf(messages)).toBe(expectedText('thinking_text'));
     expect(without(without(messages, 'assistant'), 'session.started').map((message) => message.type)).toEqual(['assistant.thought', 'terminal.completed']);
     expect(messages.find((message) => message.type === 'assistant.thought')).toEqual({ type: 'assistant.thought', text: expectedThinking('thinking_text') });
   });
@@ -118,7 +113,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
       { type: 'tool.update', toolCallId: call?.id, name: 'bash', output: BASH_TOOL_OUTPUT },
       { type: 'tool.completed', toolCallId: call?.id, name: 'bash', output: BASH_TOOL_OUTPUT },
     ]);
-    expect(answer(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('bash_tool')}`);
+    expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('bash_tool')}`);
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
   });
 
@@ -129,7 +124,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
       { type: 'tool.call', toolCallId: call?.id, name: 'read', input: call?.arguments },
       { type: 'tool.completed', toolCallId: call?.id, name: 'read', output: NOTES_TXT },
     ]);
-    expect(answer(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('read_tool')}`);
+    expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('read_tool')}`);
   });
 
   it.each(['http500', 'http429', 'http401'])('%s with retries off: one request, an agent-error with pi\'s message', async (model) => {
@@ -189,7 +184,7 @@ describe('real pi: retries', () => {
       server.reset();
       const messages = await run('flaky500, pi retries on', options('flaky500', 'openai-completions', {}, retrying));
       expect(messages.filter((message) => message.type === 'agent.retry')).toHaveLength(1);
-      expect(answer(messages)).toBe(expectedText('flaky500'));
+      expect(answerOf(messages)).toBe(expectedText('flaky500'));
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
     } finally {
       await retrying.cleanup();
@@ -233,13 +228,13 @@ describe('real pi: sessions, prompts, long answers', () => {
   it('a prompt that starts with - or @ reaches the model unchanged', async () => {
     const prompt = '-rf @notes.txt --help "quoted" ✓';
     const messages = await run('prompt starting with -', options('echo', 'openai-completions', { prompt }));
-    expect(answer(messages)).toBe(echoText(prompt));
+    expect(answerOf(messages)).toBe(echoText(prompt));
   });
 
   it('a long answer (2,000 chunks, ~22 MB of pi output): concatenated deltas equal the final text', async () => {
     const messages = await run('long_text_2000', options('long_text_2000', 'openai-completions'));
     expect(messages.filter((message) => message.type === 'assistant')).toHaveLength(2000);
-    expect(answer(messages)).toBe(longText(2000));
+    expect(answerOf(messages)).toBe(longText(2000));
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
   });
 });
@@ -258,7 +253,7 @@ describe('real pi: cancellation', () => {
         }
       });
     });
-    timings.push(['cancel mid-stream (hang)', performance.now() - started]);
+    timings.add('cancel mid-stream (hang)', performance.now() - started);
     expect(seen).toHaveLength(unsubscribedAt);
     expect(report).toMatchObject({ requested: true, exitedGracefully: true, confirmed: true });
     expect(isAlive(report.pid ?? -1)).toBe(false);
@@ -283,7 +278,7 @@ describe('real pi: cancellation', () => {
         );
       });
     });
-    timings.push(['cancel during bash `sleep 30`', performance.now() - started]);
+    timings.add('cancel during bash `sleep 30`', performance.now() - started);
     expect(sleepPid).toBeGreaterThan(0);
     expect(report.confirmed).toBe(true);
     expect(isAlive(report.pid ?? -1)).toBe(false);

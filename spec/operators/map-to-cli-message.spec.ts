@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Subject } from 'rxjs';
-import { mapToCliMessage, type CliMessage, type Conclusion, type Dialect, type PipelineItem } from '../../lib/index.js';
-import { ev, exit, runExit, scheduler, text } from '../helpers/items.js';
+import { mapToCliMessage, type Conclusion, type Dialect, type PipelineItem, type TerminalFailed } from '../../lib/index.js';
+import { ev, exit, runExit, scheduler, terminalFailed, text } from '../helpers/items.js';
 
 // A toy dialect: `say` → assistant text; `done` concludes with success; `oops` → an agent error.
 interface ToyState {
@@ -30,17 +30,7 @@ const toy: Dialect<ToyState> = {
   sessionId: () => 'S1',
 };
 
-const failed = (fields: Partial<Extract<CliMessage, { type: 'terminal.failed' }>>) => ({
-  type: 'terminal.failed',
-  exitCode: 0,
-  signal: null,
-  stderr: '',
-  stderrTruncatedBytes: 0,
-  invalidOutputLines: [],
-  invalidOutputLinesOmitted: 0,
-  sessionId: 'S1',
-  ...fields,
-});
+const failed = (fields: Partial<TerminalFailed>): TerminalFailed => terminalFailed({ sessionId: 'S1', ...fields });
 
 describe('mapToCliMessage', () => {
   it('maps events with the dialect, text items to assistant and thought, and the exit to one terminal', () => {
