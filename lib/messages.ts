@@ -94,6 +94,10 @@ export const FailureReasonSchema = z.enum([
   'invalid-output',
   /** The process ended without saying how the run ended. */
   'missing-terminal',
+  /** The host stopped the run (`stopAllRuns()`); the stop sequence ran first. */
+  'stopped',
+  /** A time limit of the run (`timeoutMs` or `idleTimeoutMs`) ran out; the stop sequence ran first. */
+  'timeout',
 ]);
 export type FailureReason = z.infer<typeof FailureReasonSchema>;
 
@@ -116,6 +120,11 @@ export const TerminalFailedSchema = z.object({
   agentError: z.string().optional(),
   /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
   retryAfterMs: z.number().nonnegative().optional(),
+  /**
+   * With reason `timeout`: which limit ran out (`run`: `timeoutMs`, the whole run; `idle`:
+   * `idleTimeoutMs`, no output for that long) and its value in ms.
+   */
+  timeout: z.object({ limit: z.enum(['run', 'idle']), ms: z.number() }).optional(),
   sessionId: z.string().optional(),
 });
 

@@ -63,6 +63,10 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
  * conflicts (408, 409), connection, network and timeout errors, and a process killed by a signal
  * the library did not send (the library emits nothing after it stops a run itself).
  *
+ * An idle timeout (`idleTimeoutMs`: the agent printed nothing for that long, a stalled model or
+ * stream) is retryable; a run timeout (`timeoutMs`) is not: the next attempt has the same budget
+ * for the same work. `stopped` (the host stopped the run) is never retried.
+ *
  * Not retryable: `spawn` (the executable is missing), `aborted`, `invalid-output` and
  * `missing-terminal` (the agent and this library disagree about the protocol, or the agent was
  * invoked without a prompt: both come back the same), auth (401, 403), bad requests (400, other
@@ -80,7 +84,11 @@ export function isRetryableFailure(failure: TerminalFailed): boolean {
     case 'aborted':
     case 'invalid-output':
     case 'missing-terminal':
+    case 'stopped':
       return false;
+    case 'timeout':
+      // A stalled stream is a failure of the moment; a run that outgrew its budget would again.
+      return failure.timeout?.limit === 'idle';
     case 'agent-error':
       return classifyText(failure.agentError ?? failure.message) ?? false;
     case 'exit':

@@ -9,10 +9,12 @@ import type { AgentEvent, PipelineItem, RunExit } from './items.js';
  * message, decided by precedence:
  *
  * 1. the process could not start → `terminal.failed` `spawn`;
- * 2. killed by a signal, or a non-zero exit that the agent did not explain → `terminal.failed`
- *    `exit` (an agent that reported the end of its run with an error, then exited 1, gets 3.);
- * 3. what the dialect concludes from the events (`agent-error`, `aborted`, `terminal.completed`);
- * 4. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
+ * 2. the library stopped it while it was listened to → `stopped` (`stopAllRuns()`) or `timeout`
+ *    (`timeoutMs`, `idleTimeoutMs`), whatever the agent printed before it was stopped;
+ * 3. killed by a signal, or a non-zero exit that the agent did not explain → `terminal.failed`
+ *    `exit` (an agent that reported the end of its run with an error, then exited 1, gets 4.);
+ * 4. what the dialect concludes from the events (`agent-error`, `aborted`, `terminal.completed`);
+ * 5. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
  *
  * The stream completes after the terminal message. If the source completes without an exit item,
  * a `missing-terminal` failure is emitted, so there is always exactly one terminal message.
@@ -68,6 +70,12 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: 
   if (exit.spawnError !== null) {
     const hint = dialect.installHint === undefined ? '' : ` ${dialect.installHint}`;
     return failure(dialect, state, exit, 'spawn', `${name} could not be started (${exit.spawnError.code}): ${exit.spawnError.message}.${hint}`);
+  }
+  const stopped = exit.stoppedBy;
+  if (stopped !== undefined) {
+    if (stopped.kind === 'host') return failure(dialect, state, exit, 'stopped', `the host stopped the ${name} run (stopAllRuns)`);
+    const what = stopped.limit === 'run' ? `the ${name} run took longer than timeoutMs (${stopped.ms} ms)` : `${name} printed nothing for idleTimeoutMs (${stopped.ms} ms)`;
+    return { ...failure(dialect, state, exit, 'timeout', `${what}; it was stopped`), timeout: { limit: stopped.limit, ms: stopped.ms } };
   }
   const conclusion = dialect.conclude(state);
   const explained = exit.signal === null && conclusion.kind === 'failed' && conclusion.ended;

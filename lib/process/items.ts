@@ -22,6 +22,19 @@ export interface SpawnFailure {
   readonly message: string;
 }
 
+/**
+ * Why the library stopped a run that a subscriber still listens to: the host called
+ * `stopAllRuns()`, or a time limit ran out. (A run stopped by unsubscribing has no listener left.)
+ */
+export type StopCause =
+  | { readonly kind: 'host' }
+  | {
+      readonly kind: 'timeout';
+      /** `run`: the whole run took `timeoutMs`; `idle`: no stdout output for `idleTimeoutMs`. */
+      readonly limit: 'run' | 'idle';
+      readonly ms: number;
+    };
+
 /** The last item of every `processLines` stream: how the process ended. */
 export interface ProcessExit {
   readonly kind: 'exit';
@@ -39,6 +52,8 @@ export interface ProcessExit {
   readonly pid: number | null;
   /** Milliseconds from spawn to exit. */
   readonly durationMs: number;
+  /** Set when the library stopped the process (stop sequence) while the subscriber listened. */
+  readonly stoppedBy?: StopCause;
 }
 
 /** What `processLines` emits: lines, overlong-line markers, and one final exit item. */

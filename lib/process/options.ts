@@ -29,6 +29,17 @@ export interface ProcessOptions {
   readonly gracePeriodMs?: number;
   /** How long to wait for killed processes to disappear. Default 5000. */
   readonly killTimeoutMs?: number;
+  /**
+   * A limit on the whole run, in ms. When it runs out, the stop sequence runs and the stream ends
+   * with an exit item whose `stoppedBy` is `{ kind: 'timeout', limit: 'run' }` (for the agent
+   * sources: `terminal.failed` with reason `timeout`). Default: none.
+   */
+  readonly timeoutMs?: number;
+  /**
+   * A limit on silence, in ms: the longest time without any stdout output (`limit: 'idle'`).
+   * Stderr does not count: an agent that only logs retries there is stalled. Default: none.
+   */
+  readonly idleTimeoutMs?: number;
   /** Lines longer than this (in bytes) are reported, not emitted. Default 32 MiB. */
   readonly maxLineBytes?: number;
   /** How much of the end of stderr the exit item keeps. Default 64 KiB. */
@@ -63,6 +74,8 @@ export interface ResolvedProcessOptions {
   readonly interrupt: { readonly signal: NodeJS.Signals | null; readonly stdin: string | Uint8Array | null };
   readonly gracePeriodMs: number;
   readonly killTimeoutMs: number;
+  readonly timeoutMs: number | undefined;
+  readonly idleTimeoutMs: number | undefined;
   readonly maxLineBytes: number;
   readonly stderrTailBytes: number;
   readonly onStopped: ((report: StopReport) => void) | undefined;
@@ -94,6 +107,8 @@ export function resolveProcessOptions(command: unknown, args: unknown, options: 
     interrupt: { signal, stdin: interrupt.stdin === undefined ? DEFAULT_INTERRUPT.stdin : interrupt.stdin },
     gracePeriodMs: nonNegative('gracePeriodMs', options.gracePeriodMs, 2000),
     killTimeoutMs: nonNegative('killTimeoutMs', options.killTimeoutMs, 5000),
+    timeoutMs: limit('timeoutMs', options.timeoutMs),
+    idleTimeoutMs: limit('idleTimeoutMs', options.idleTimeoutMs),
     maxLineBytes: positive('maxLineBytes', options.maxLineBytes, 32 * 1024 * 1024),
     stderrTailBytes: nonNegative('stderrTailBytes', options.stderrTailBytes, 64 * 1024),
     onStopped: options.onStopped,
@@ -107,6 +122,17 @@ function nonNegative(name: string, value: number | undefined, fallback: number):
   }
   return value;
 }
+
+// A time limit: absent, or a positive number of ms that a timer can hold (at most 2^31 - 1).
+function limit(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !(value > 0) || value > MAX_TIMER_MS) {
+    throw new TypeError(`agent-rx: ${name} must be a number of ms > 0 and <= ${MAX_TIMER_MS}, got ${String(value)}`);
+  }
+  return value;
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
