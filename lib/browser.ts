@@ -5,6 +5,10 @@
 export { fromAgentEventSource, type FromAgentEventSourceOptions } from './browser/from-agent-event-source.js';
 export type { EventSourceLike, EventSourceConstructor, EventLike } from './browser/event-source-like.js';
 
+// Caller-side retry (a wait holds no process: it works the same on both sides of the wire)
+export { retryAgentRun, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, type RetryAgentRunOptions } from './operators/retry-agent-run.js';
+export { isRetryableFailure } from './operators/is-retryable-failure.js';
+
 // Messages
 export {
   CliMessageSchema,

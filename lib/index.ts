@@ -9,8 +9,6 @@ export { collectInvalidLines, type CollectInvalidLinesOptions } from './operator
 export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
-export { retryAgentRun, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, type RetryAgentRunOptions } from './operators/retry-agent-run.js';
-export { isRetryableFailure } from './operators/is-retryable-failure.js';
 export type { Dialect, Conclusion } from './operators/dialect.js';
 export type {
   AgentEvent,
@@ -35,8 +33,9 @@ export { claudeDialect, createClaudeTextReader, claudeTurnEnd, type ClaudeState,
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
 
-// Messages (schemas, types, guards) and fromAgentEventSource: the browser-safe entry is an
-// explicit barrel itself, so re-exporting it whole leaks nothing and keeps one list of names.
+// Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
+// the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and
+// keeps one list of names.
 export * from './browser.js';
 
 // Process layer

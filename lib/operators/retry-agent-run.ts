@@ -1,7 +1,7 @@
 import { asyncScheduler, Observable, timer, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { CliMessage, RunRetrying, TerminalFailed } from '../messages.js';
-import { track, untrack, type TrackedRun } from '../process/run-registry.js';
 import { isRetryableFailure } from './is-retryable-failure.js';
+import { isObject, property, shown } from './validate.js';
 
 /** The first retry waits up to this long (full jitter); each further retry doubles it. */
 export const RETRY_BASE_DELAY_MS = 1000;
@@ -25,7 +25,7 @@ export interface RetryAgentRunOptions {
    * retry would run the tools again (writes, commands, pushes), so such a failure is forwarded.
    */
   readonly retryAfterToolUse?: boolean;
-  /** Where the waits are scheduled. Default `asyncScheduler`; a `TestScheduler` for virtual time. */
+  /** Where the waits are scheduled (a `SchedulerLike`). Default `asyncScheduler`; a `TestScheduler` for virtual time. */
   readonly scheduler?: SchedulerLike;
   /** The jitter's source of randomness, returning [0, 1). Default `Math.random`. */
   readonly random?: () => number;
@@ -41,7 +41,12 @@ export interface RetryAgentRunOptions {
  * An attempt in which the agent used a tool (any `tool.*` message) is not retried unless
  * `retryAfterToolUse` is set. Errors are forwarded, never retried (sources do not error for what
  * the agent or the OS did). Unsubscribing during a wait cancels it; no attempt starts after.
- * `stopAllRuns()` during a wait ends the run with the failure it was going to retry.
+ * A wait holds no process and no global state: a host that shuts down ends the waits it owns by
+ * unsubscribing (e.g. `takeUntil(shutdown$)`). A run that the host stopped (`stopAllRuns()`) ends
+ * with `terminal.failed` reason `stopped`, which the default classifier never retries.
+ *
+ * A throw from `isRetryable`, `delay` or `random` errors the stream with what was thrown; a
+ * `delay` or `random` result out of range errors it with a `TypeError`. Nothing is emitted after.
  *
  * ```
  * source:  -s-(f|)                       f = terminal.failed (429), c = terminal.completed
@@ -57,6 +62,7 @@ export interface RetryAgentRunOptions {
  *   });
  */
 export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOperatorFunction<CliMessage> {
+  if (!isObject(options)) throw new TypeError(`agent-rx: retryAgentRun takes an options object; got ${shown(options)}`);
   const maxAttempts = options.maxAttempts ?? 3;
   const delay = options.delay;
   const isRetryable = options.isRetryable ?? isRetryableFailure;
@@ -71,6 +77,7 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
   if (typeof isRetryable !== 'function') throw new TypeError('agent-rx: isRetryable must be a function');
   if (typeof retryAfterToolUse !== 'boolean') throw new TypeError('agent-rx: retryAfterToolUse must be a boolean');
   if (typeof random !== 'function') throw new TypeError('agent-rx: random must be a function');
+  if (!isSchedulerLike(scheduler)) throw new TypeError(`agent-rx: scheduler must be a SchedulerLike (with now() and schedule()); got ${shown(scheduler)}`);
 
   const delayBefore = (attempt: number, failure: TerminalFailed): number => {
     if (typeof delay === 'number') return delay;
@@ -83,7 +90,10 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
       // State lives in the subscription: every subscriber counts its own attempts.
       let running: Subscription | undefined;
       let waiting: Subscription | undefined;
-      let endWait = (): void => undefined;
+      const endWait = (): void => {
+        waiting?.unsubscribe();
+        waiting = undefined;
+      };
       // While a synchronous source runs inside subscribe(), a due attempt is queued, not nested.
       let subscribing = false;
       let queued: number | undefined;
@@ -100,22 +110,6 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
           subscriber.next({ type: 'run.retrying', attempt: next, delayMs, failure } satisfies RunRetrying);
           // The subscriber may have left on `run.retrying`: then no wait and no attempt.
           if (subscriber.closed) return true;
-          // While it waits, the run is still active for the host: stopAllRuns() ends it with this failure.
-          const pause: TrackedRun = {
-            stop: () => {
-              endWait();
-              subscriber.next(failure);
-              subscriber.complete();
-            },
-            settled: Promise.resolve(),
-            killNow: () => undefined,
-          };
-          endWait = () => {
-            untrack(pause);
-            waiting?.unsubscribe();
-            waiting = undefined;
-          };
-          track(pause);
           waiting = timer(delayMs, scheduler).subscribe(() => {
             endWait();
             launch(next);
@@ -183,7 +177,13 @@ export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOpera
 function backoffDelay(attempt: number, failure: TerminalFailed, random: () => number): number {
   if (failure.retryAfterMs !== undefined) return Math.min(RETRY_MAX_DELAY_MS, failure.retryAfterMs);
   const ceiling = Math.min(RETRY_MAX_DELAY_MS, RETRY_BASE_DELAY_MS * 2 ** (attempt - 2));
-  return Math.round(random() * ceiling);
+  const draw = random();
+  if (!(typeof draw === 'number' && draw >= 0 && draw <= 1)) throw new TypeError(`agent-rx: random() must return a number from 0 to 1; got ${String(draw)}`);
+  return Math.round(draw * ceiling);
+}
+
+function isSchedulerLike(value: unknown): value is SchedulerLike {
+  return isObject(value) && typeof property(value, 'now') === 'function' && typeof property(value, 'schedule') === 'function';
 }
 
 function checkDelay(value: unknown, name: string): number {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { defer, filter, finalize, map, of, queueScheduler, type Observable } from 'rxjs';
+import { defer, filter, finalize, map, of, queueScheduler, takeUntil, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import {
   isRunRetrying,
@@ -306,30 +306,129 @@ describe('retryAgentRun', () => {
     expect(active).toBe(0);
   });
 
-  it('sends an exception of the classifier or the delay function down the error channel', () => {
+  it('ends a wait on takeUntil(shutdown$) and starts no further attempt', () => {
     const testScheduler = scheduler();
-    testScheduler.run(({ cold, expectObservable }) => {
-      const boom = new Error('classifier bug');
-      const throwing = cold('-(f|)', m).pipe(
-        retryAgentRun(
-          virtual(testScheduler, {
-            isRetryable: () => {
-              throw boom;
-            },
-          }),
-        ),
-      );
-      expectObservable(throwing).toBe('-#', m, boom);
-      const negative = cold('-(f|)', m).pipe(retryAgentRun(virtual(testScheduler, { delay: () => -1 })));
-      expectObservable(negative).toBe('-#', m, new TypeError('agent-rx: delay() must be a finite number of ms >= 0; got -1'));
+    testScheduler.run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const first = cold('-s-(f|)', m);
+      const second = cold('-(c|)', m);
+      const shutdown = hot('-- 200ms x');
+      const result = attempts(first, second).pipe(retryAgentRun(virtual(testScheduler)), takeUntil(shutdown));
+      expectObservable(result).toBe('-s-r 198ms |', { ...m, r: retrying(2, 500, m['f']) });
+      expectSubscriptions(first.subscriptions).toBe('^--!');
+      expectSubscriptions(second.subscriptions).toBe([]);
     });
   });
 
-  it('rejects invalid options at call time', () => {
-    for (const maxAttempts of [0, -1, 1.5, Number.NaN]) expect(() => retryAgentRun({ maxAttempts })).toThrow(TypeError);
-    for (const delay of [-1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => retryAgentRun({ delay })).toThrow(TypeError);
-    expect(() => retryAgentRun({ isRetryable: 'yes' as unknown as () => boolean })).toThrow(TypeError);
-    expect(() => retryAgentRun({ retryAfterToolUse: 1 as unknown as boolean })).toThrow(TypeError);
+  it('errors the stream with what the classifier throws, emits nothing after, and starts no attempt', () => {
+    const testScheduler = scheduler();
+    testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const boom = new Error('classifier bug');
+      const first = cold('-s-f-a-|', m);
+      const second = cold('-(c|)', m);
+      const isRetryable = (): boolean => {
+        throw boom;
+      };
+      expectObservable(attempts(first, second).pipe(retryAgentRun(virtual(testScheduler, { isRetryable })))).toBe('-s-#', m, boom);
+      expectSubscriptions(first.subscriptions).toBe('^--!');
+      expectSubscriptions(second.subscriptions).toBe([]);
+    });
+  });
+
+  it('errors the stream with what the delay function throws, before run.retrying, and starts no attempt', () => {
+    const testScheduler = scheduler();
+    testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const boom = new Error('delay bug');
+      const first = cold('-s-f-a-|', m);
+      const second = cold('-(c|)', m);
+      const delay = (): number => {
+        throw boom;
+      };
+      expectObservable(attempts(first, second).pipe(retryAgentRun(virtual(testScheduler, { delay })))).toBe('-s-#', m, boom);
+      expectSubscriptions(first.subscriptions).toBe('^--!');
+      expectSubscriptions(second.subscriptions).toBe([]);
+    });
+  });
+
+  it.each([
+    ['negative', -1, '-1'],
+    ['NaN', Number.NaN, 'NaN'],
+    ['infinite', Number.POSITIVE_INFINITY, 'Infinity'],
+    ['not a number', '5' as unknown as number, '5'],
+  ])('errors the stream with a TypeError when the delay function returns a %s delay', (_name, value, shownValue) => {
+    const testScheduler = scheduler();
+    testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+      const first = cold('-(f|)', m);
+      const second = cold('-(c|)', m);
+      expectObservable(attempts(first, second).pipe(retryAgentRun(virtual(testScheduler, { delay: () => value })))).toBe(
+        '-#',
+        m,
+        new TypeError(`agent-rx: delay() must be a finite number of ms >= 0; got ${shownValue}`),
+      );
+      expectSubscriptions(first.subscriptions).toBe('^!');
+      expectSubscriptions(second.subscriptions).toBe([]);
+    });
+  });
+
+  it('errors the stream with what random throws, or with a TypeError when it returns a number out of [0, 1]', () => {
+    const testScheduler = scheduler();
+    testScheduler.run(({ cold, expectObservable }) => {
+      const boom = new Error('no entropy');
+      const random = (): number => {
+        throw boom;
+      };
+      expectObservable(cold('-s-f-a|', m).pipe(retryAgentRun({ scheduler: testScheduler, random }))).toBe('-s-#', m, boom);
+      expectObservable(cold('-(f|)', m).pipe(retryAgentRun({ scheduler: testScheduler, random: () => Number.NaN }))).toBe(
+        '-#',
+        m,
+        new TypeError('agent-rx: random() must return a number from 0 to 1; got NaN'),
+      );
+      expectObservable(cold('-(f|)', m).pipe(retryAgentRun({ scheduler: testScheduler, random: () => 2 }))).toBe(
+        '-#',
+        m,
+        new TypeError('agent-rx: random() must return a number from 0 to 1; got 2'),
+      );
+    });
+  });
+
+  it('throws nothing out of the source\'s observer: an error from the classifier reaches the error callback', () => {
+    const boom = new Error('classifier bug');
+    const errors: unknown[] = [];
+    of(m['f'] as CliMessage)
+      .pipe(
+        retryAgentRun({
+          isRetryable: () => {
+            throw boom;
+          },
+        }),
+      )
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBe(boom);
+  });
+
+  it.each<[string, unknown]>([
+    ['maxAttempts 0', { maxAttempts: 0 }],
+    ['maxAttempts -1', { maxAttempts: -1 }],
+    ['maxAttempts 1.5', { maxAttempts: 1.5 }],
+    ['maxAttempts NaN', { maxAttempts: Number.NaN }],
+    ['delay -1', { delay: -1 }],
+    ['delay NaN', { delay: Number.NaN }],
+    ['delay Infinity', { delay: Number.POSITIVE_INFINITY }],
+    ['delay a string', { delay: '10' }],
+    ['isRetryable not a function', { isRetryable: 'yes' }],
+    ['retryAfterToolUse not a boolean', { retryAfterToolUse: 1 }],
+    ['random not a function', { random: 0.5 }],
+    ['scheduler without schedule', { scheduler: { now: () => 0 } }],
+    ['scheduler not an object', { scheduler: 'async' }],
+    ['options null', null],
+  ])('throws a TypeError at call time for %s', (_name, options) => {
+    expect(() => retryAgentRun(options as RetryAgentRunOptions)).toThrow(TypeError);
+    expect(() => retryAgentRun(options as RetryAgentRunOptions)).toThrow(/^agent-rx: /);
+  });
+
+  it('accepts Infinity attempts, a zero delay and any SchedulerLike', () => {
     expect(() => retryAgentRun({ maxAttempts: Number.POSITIVE_INFINITY, delay: 0 })).not.toThrow();
+    expect(() => retryAgentRun({ scheduler: queueScheduler })).not.toThrow();
+    expect(() => retryAgentRun({ scheduler: { now: () => 0, schedule: queueScheduler.schedule.bind(queueScheduler) } })).not.toThrow();
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defer, lastValueFrom, of, toArray, type Observable } from 'rxjs';
+import { defer, lastValueFrom, of, Subject, takeUntil, toArray, type Observable } from 'rxjs';
 import { CONTINUE_PROMPT, resumeOptions, retryResumingSession } from '../../examples/retry-resume.js';
 import {
   activeRunCount,
@@ -141,22 +141,25 @@ describe('examples/retry-resume.ts', () => {
 });
 
 describe('retryAgentRun and host shutdown', () => {
-  it('stopAllRuns() during a backoff ends the run with the failure it was going to retry, and starts no attempt', async () => {
+  it('takeUntil(shutdown$) during a backoff ends the wait: the stream completes and no attempt starts', async () => {
     const failure = terminalFailed({ message: 'pi reported an error: 429 slow down', agentError: '429 slow down' });
     let attempts = 0;
     const source = defer(() => {
       attempts += 1;
       return of(failure);
     });
+    const shutdown$ = new Subject<void>();
     const seen: string[] = [];
     const done = new Promise<void>((resolve) => {
-      source.pipe(retryAgentRun({ delay: 60_000 })).subscribe({ next: (message) => seen.push(message.type), complete: resolve });
+      source.pipe(retryAgentRun({ delay: 100 }), takeUntil(shutdown$)).subscribe({ next: (message) => seen.push(message.type), complete: resolve });
     });
-    expect(activeRunCount()).toBe(1);
-    await stopAllRuns();
-    await done;
-    expect(seen).toEqual(['run.retrying', 'terminal.failed']);
-    expect(attempts).toBe(1);
+    // A wait holds no process: the process layer does not count it.
     expect(activeRunCount()).toBe(0);
+    shutdown$.next();
+    await done;
+    // Proving that nothing starts takes waiting past the delay.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(seen).toEqual(['run.retrying']);
+    expect(attempts).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { build, type Metafile } from 'esbuild';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { createContext, runInContext } from 'node:vm';
+import { createContext, runInContext, type Context } from 'node:vm';
 import ts from 'typescript';
 import type * as Browser from '../../lib/browser.js';
 import { FakeEventSource } from './fake-event-source.js';
@@ -26,6 +26,56 @@ async function bundle(format: 'esm' | 'iife') {
   });
 }
 
+// A page's own code: it imports retryAgentRun from the browser entry and rxjs, and exposes
+// demo(), the messages of a cold run that fails once with a retryable 429 and then completes.
+const DEMO = `
+import { defer, lastValueFrom, of, toArray } from 'rxjs';
+import { retryAgentRun } from './lib/browser.js';
+
+const failed = {
+  type: 'terminal.failed',
+  reason: 'agent-error',
+  message: 'pi reported an error: 429 rate limit exceeded',
+  agentError: '429 rate limit exceeded',
+  exitCode: 0,
+  signal: null,
+  stderr: '',
+  stderrTruncatedBytes: 0,
+  invalidOutputLines: [],
+  invalidOutputLinesOmitted: 0,
+};
+
+export function demo() {
+  let attempts = 0;
+  const run = defer(() => {
+    attempts += 1;
+    return attempts === 1
+      ? of({ type: 'assistant', text: 'Hel' }, failed)
+      : of({ type: 'assistant', text: 'Hello' }, { type: 'terminal.completed', stopReason: 'stop' });
+  });
+  return lastValueFrom(run.pipe(retryAgentRun({ delay: 0 }), toArray())).then((messages) => ({ attempts, messages }));
+}
+`;
+
+async function bundleDemo() {
+  return build({
+    absWorkingDir: ROOT,
+    stdin: { contents: DEMO, resolveDir: ROOT, sourcefile: 'demo.ts', loader: 'ts' },
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    globalName: 'page',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+  });
+}
+
+// A bare JavaScript context with the timers a browser has, and no Node global (no process, no Buffer).
+function browserLikeContext(): Context {
+  return createContext({ setTimeout, clearTimeout, setInterval, clearInterval });
+}
+
 // Imports of Node's own modules, by any spelling, anywhere in the bundle's graph.
 function nodeImports(metafile: Metafile): string[] {
   const found: string[] = [];
@@ -47,15 +97,21 @@ describe('agent-rx/browser', () => {
     expect(nodeImports(result.metafile)).toEqual([]);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs).toContain('lib/browser/from-agent-event-source.ts');
-    expect(inputs).toContain('lib/messages.ts');
-    // Nothing of the process layer or the agents comes along.
-    expect(inputs.filter((input) => input.startsWith('lib/') && !input.startsWith('lib/browser') && input !== 'lib/messages.ts')).toEqual([]);
+    // Outside lib/browser: the messages and the retry operator with what it needs, nothing else.
+    expect(inputs.filter((input) => input.startsWith('lib/') && !input.startsWith('lib/browser')).sort()).toEqual([
+      'lib/messages.ts',
+      'lib/operators/is-retryable-failure.ts',
+      'lib/operators/retry-agent-run.ts',
+      'lib/operators/validate.ts',
+    ]);
+    // Nothing of the process layer, the agents or the sources comes along.
+    expect(inputs.filter((input) => /^lib\/(process|agents|sources)\//.test(input))).toEqual([]);
   });
 
   it('runs in a bare JavaScript context, without Node globals', async () => {
     const result = await bundle('iife');
     const code = result.outputFiles[0]?.text ?? '';
-    const context = createContext({});
+    const context = browserLikeContext();
     runInContext(`${code}\nglobalThis.agentRx = agentRx;`, context);
     const browser = (context as { agentRx: typeof Browser }).agentRx;
     expect(Object.keys(browser).sort()).toEqual(
@@ -90,6 +146,10 @@ describe('agent-rx/browser', () => {
         'isTerminalCompleted',
         'isTerminalFailed',
         'isTerminal',
+        'retryAgentRun',
+        'RETRY_BASE_DELAY_MS',
+        'RETRY_MAX_DELAY_MS',
+        'isRetryableFailure',
       ].sort(),
     );
     const source = new FakeEventSource('/run');
@@ -104,14 +164,34 @@ describe('agent-rx/browser', () => {
       { type: 'terminal.completed', stopReason: 'stop' },
     ]);
     expect(source.readyState).toBe(2);
+    expect([browser.RETRY_BASE_DELAY_MS, browser.RETRY_MAX_DELAY_MS]).toEqual([1000, 30_000]);
   });
 
-  it('type-checks with the DOM typings and no Node typings, taking a real EventSource', () => {
+  it('retries a run with retryAgentRun in a context without process or Buffer', async () => {
+    const result = await bundleDemo();
+    expect(result.errors).toEqual([]);
+    expect(nodeImports(result.metafile)).toEqual([]);
+    const context = browserLikeContext();
+    expect(runInContext('[typeof process, typeof Buffer, typeof require]', context)).toEqual(['undefined', 'undefined', 'undefined']);
+    runInContext(`${result.outputFiles[0]?.text ?? ''}\nglobalThis.page = page;`, context);
+    const page = (context as { page: { demo: () => Promise<{ attempts: number; messages: unknown[] }> } }).page;
+    const { attempts, messages } = await page.demo();
+    expect(attempts).toBe(2);
+    expect(JSON.parse(JSON.stringify(messages))).toEqual([
+      { type: 'assistant', text: 'Hel' },
+      { type: 'run.retrying', attempt: 2, delayMs: 0, failure: expect.objectContaining({ type: 'terminal.failed', agentError: '429 rate limit exceeded' }) },
+      { type: 'assistant', text: 'Hello' },
+      { type: 'terminal.completed', stopReason: 'stop' },
+    ]);
+  });
+
+  it('type-checks with the DOM typings and no Node typings, taking a real EventSource and retrying', () => {
     const check = `${ROOT}spec/web/dom-check.virtual.ts`;
     const text = [
-      "import { fromAgentEventSource, isAssistant } from '../../lib/browser.js';",
+      "import { fromAgentEventSource, isAssistant, isRetryableFailure, retryAgentRun } from '../../lib/browser.js';",
       "fromAgentEventSource(new EventSource('/run?prompt=hi')).subscribe((m) => { if (isAssistant(m)) document.title = m.text; });",
       "fromAgentEventSource(new URL('/run', location.href), { EventSource, withCredentials: true });",
+      "fromAgentEventSource('/run').pipe(retryAgentRun({ maxAttempts: 4, isRetryable: isRetryableFailure })).subscribe();",
     ].join('\n');
     const options: ts.CompilerOptions = {
       target: ts.ScriptTarget.ES2022,
