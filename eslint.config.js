@@ -15,4 +15,15 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  {
+    // One module sends signals (it also holds the keeper's script, the only other place that kills).
+    files: ['lib/**/*.ts'],
+    ignores: ['lib/process/signals.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'CallExpression[callee.property.name="kill"]', message: 'Signals are sent only by lib/process/signals.ts (sendSignal, signalGroup).' },
+      ],
+    },
+  },
 );

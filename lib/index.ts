@@ -40,6 +40,6 @@ export * from './browser.js';
 
 // Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';
-export { RUN_MARKER_ENV } from './process/spawn-run.js';
-export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessExit, SpawnFailure } from './process/items.js';
+export { RUN_MARKER_ENV } from './process/run-marker.js';
+export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessExit, SpawnFailure, StopCause } from './process/items.js';
 export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';

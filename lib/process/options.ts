@@ -51,8 +51,10 @@ export interface ProcessOptions {
 /** What a run's stop sequence or clean-up did, for logs and tests. */
 export interface StopReport {
   readonly pid: number | null;
-  /** `true` when the run was stopped (unsubscribe or `stopAllRuns`), `false` when it exited itself. */
+  /** `true` when the run was stopped (unsubscribe, `stopAllRuns`, a time limit), `false` when it exited itself. */
   readonly requested: boolean;
+  /** What stopped it: `unsubscribe`, `host` (`stopAllRuns()`), `timeout`; `null` when it exited itself. */
+  readonly cause: 'unsubscribe' | 'host' | 'timeout' | null;
   /** Whether the root exited during the grace period (no SIGKILL needed for it). */
   readonly exitedGracefully: boolean;
   /** Pids that were sent SIGKILL. */

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { readdir, readdirSync, readFile, readFileSync } from 'node:fs';
 
 /** One row of the process table. */
 export interface ProcessEntry {
@@ -24,15 +24,15 @@ const hasProc = process.platform === 'linux';
 /**
  * Reads the process table: from /proc on Linux (no child process needed), elsewhere from `ps`.
  * Never rejects: a missing `ps` or an unreadable entry gives an empty or partial table.
- * With `marker` (a `NAME=value` string), entries whose environment holds it are flagged; with
- * `bornSince` (a start time from /proc), only processes started since then are looked at for it,
- * since older ones cannot descend from a process started then.
+ * With `token`, entries whose environment holds it (anywhere: it is unique, see run-marker.ts) are
+ * flagged `marked`; with `bornSince` (a start time from /proc), only processes started since then
+ * are looked at for it, since older ones cannot descend from a process started then.
  */
-export async function readProcessTable(marker?: string, bornSince?: string): Promise<ProcessTable> {
-  return hasProc ? readProc(marker, bornSince) : readPsTable();
+export async function readProcessTable(token?: string, bornSince?: string): Promise<ProcessTable> {
+  return hasProc ? readProc(token, bornSince) : readPsTable();
 }
 
-async function readProc(marker: string | undefined, bornSince: string | undefined): Promise<ProcessTable> {
+async function readProc(token: string | undefined, bornSince: string | undefined): Promise<ProcessTable> {
   let names: string[];
   try {
     names = await new Promise<string[]>((resolve, reject) => {
@@ -44,21 +44,73 @@ async function readProc(marker: string | undefined, bornSince: string | undefine
   } catch (error) {
     return { entries: [], error: `cannot list /proc: ${describe(error)}` };
   }
-  const needle = marker === undefined ? null : Buffer.from(`${marker}\0`);
-  const since = bornSince === undefined || bornSince === '' ? null : Number(bornSince);
+  const needle = token === undefined ? null : Buffer.from(token);
+  const since = sinceOf(bornSince);
   const rows = await Promise.all(
     names.filter(isPid).map(async (name) => {
       const stat = await readStat(Number(name));
-      if (stat === null || needle === null || (since !== null && Number(stat.startTime) < since)) return stat;
-      return { ...stat, marked: await environHas(stat.pid, needle) };
+      if (stat === null || needle === null || !bornAfter(stat, since)) return stat;
+      const environ = await readOrNull(`/proc/${name}/environ`);
+      return { ...stat, marked: environ !== null && environ.includes(needle) };
     }),
   );
   return { entries: rows.filter((row): row is ProcessEntry => row !== null), error: null };
 }
 
+/**
+ * The same, synchronously, for the moments when nothing asynchronous can run any more (the host's
+ * `exit` event). Elsewhere than Linux it runs `ps` synchronously.
+ */
+export function readProcessTableSync(token?: string, bornSince?: string): ProcessTable {
+  if (!hasProc) {
+    try {
+      return { entries: parsePs(execFileSync('ps', PS_ARGS, { encoding: 'utf8', maxBuffer: PS_MAX_BUFFER, stdio: ['ignore', 'pipe', 'ignore'] })), error: null };
+    } catch (error) {
+      return { entries: [], error: `cannot run ps: ${describe(error)}` };
+    }
+  }
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch (error) {
+    return { entries: [], error: `cannot list /proc: ${describe(error)}` };
+  }
+  const needle = token === undefined ? null : Buffer.from(token);
+  const since = sinceOf(bornSince);
+  const entries: ProcessEntry[] = [];
+  for (const name of names) {
+    if (!isPid(name)) continue;
+    const stat = readStatSync(Number(name));
+    if (stat === null) continue;
+    if (needle === null || !bornAfter(stat, since)) {
+      entries.push(stat);
+      continue;
+    }
+    const environ = readOrNullSync(`/proc/${name}/environ`);
+    entries.push({ ...stat, marked: environ !== null && environ.includes(needle) });
+  }
+  return { entries, error: null };
+}
+
+function sinceOf(bornSince: string | undefined): number | null {
+  return bornSince === undefined || bornSince === '' ? null : Number(bornSince);
+}
+
+/** Started at or after `since` (start times in clock ticks); unknown start times count as after. */
+function bornAfter(entry: ProcessEntry, since: number | null): boolean {
+  return since === null || entry.startTime === '' || Number(entry.startTime) >= since;
+}
+
 /** Reads one process's stat line; `null` when it is gone. */
 export async function readStat(pid: number): Promise<ProcessEntry | null> {
   const text = await readOrNull(`/proc/${pid}/stat`);
+  return text === null ? null : parseStat(text.toString('latin1'));
+}
+
+/** The same, synchronously; `null` when it is gone or the platform has no /proc. */
+export function readStatSync(pid: number): ProcessEntry | null {
+  if (!hasProc) return null;
+  const text = readOrNullSync(`/proc/${pid}/stat`);
   return text === null ? null : parseStat(text.toString('latin1'));
 }
 
@@ -78,9 +130,12 @@ export function parseStat(text: string): ProcessEntry | null {
   return { pid, ppid, pgid, startTime, zombie: state === 'Z' || state === 'X', marked: false };
 }
 
-async function environHas(pid: number, needle: Buffer): Promise<boolean> {
-  const environ = await readOrNull(`/proc/${pid}/environ`);
-  return environ !== null && environ.indexOf(needle) !== -1;
+function readOrNullSync(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
 }
 
 // The callback API: fs/promises' readFile costs three times as much per small /proc file.
@@ -92,11 +147,14 @@ function readOrNull(path: string): Promise<Buffer | null> {
   });
 }
 
+const PS_ARGS = ['-A', '-o', 'pid=,ppid=,pgid=,stat='];
+const PS_MAX_BUFFER = 16 * 1024 * 1024;
+
 /** Reads the table with `ps`; a missing `ps` gives an empty table and a reason. */
 export function readPsTable(command = 'ps'): Promise<ProcessTable> {
   return new Promise((resolve) => {
     try {
-      execFile(command, ['-A', '-o', 'pid=,ppid=,pgid=,stat='], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      execFile(command, PS_ARGS, { maxBuffer: PS_MAX_BUFFER }, (error, stdout) => {
         if (error !== null) {
           resolve({ entries: [], error: `cannot run ps: ${describe(error)}` });
           return;
@@ -122,16 +180,22 @@ export function parsePs(stdout: string): ProcessEntry[] {
   return entries;
 }
 
+/** The root of a run: its pid and its start time (`''` where unknown). */
+export interface RunRoot {
+  readonly pid: number;
+  readonly startTime: string;
+}
+
 /**
  * Every live process that belongs to a run: the root's descendants and the descendants of
  * `known` processes (by parent pid), members of the root's process group, and processes carrying
- * the run marker. A known pid only counts while its start time still matches (pid reuse).
+ * the run marker. A known pid only counts while its start time still matches, and a group member
+ * only when it started at or after the root (so a reused pid or group id never makes a stranger
+ * one of the run's).
  */
-export function runMembers(
-  table: readonly ProcessEntry[],
-  rootPid: number,
-  known: ReadonlyMap<number, string>,
-): Map<number, ProcessEntry> {
+export function runMembers(table: readonly ProcessEntry[], root: RunRoot, known: ReadonlyMap<number, string>): Map<number, ProcessEntry> {
+  const rootPid = root.pid;
+  const since = sinceOf(root.startTime);
   const children = new Map<number, ProcessEntry[]>();
   for (const entry of table) {
     const siblings = children.get(entry.ppid);
@@ -144,7 +208,7 @@ export function runMembers(
     if (entry.pid === process.pid || entry.pid === rootPid) continue;
     const recordedStart = known.get(entry.pid);
     const isKnown = recordedStart !== undefined && (recordedStart === '' || recordedStart === entry.startTime);
-    if (isKnown || entry.pgid === rootPid || entry.marked) {
+    if (isKnown || entry.marked || (entry.pgid === rootPid && bornAfter(entry, since))) {
       members.set(entry.pid, entry);
       queue.push(entry.pid);
     }

@@ -1,28 +1,43 @@
-import { onExit } from 'signal-exit';
+import { installHostExitHooks } from './host-exit.js';
+import { removeHostTempDir } from './host-temp.js';
+import { ensureKeeper, keeperGroup } from './keeper.js';
+import { readProcessTableSync, readStatSync, type ProcessEntry } from './process-table.js';
+import { hostToken } from './run-marker.js';
+import { sendSignal } from './signals.js';
+import type { StopRequest } from './stop-machine.js';
 
 /** What the registry needs from a run. */
 export interface TrackedRun {
+  /** The run's process group (its root's pid), or `null` when nothing was started. */
+  readonly groupId: number | null;
   /** Starts the stop sequence (idempotent). */
-  stop(): void;
+  stop(request: StopRequest): void;
   /** Settles when the run's stop sequence or clean-up after exit has finished. */
   readonly settled: Promise<void>;
-  /** Synchronous last resort at host exit: SIGKILL everything known of the run. */
-  killNow(): void;
+  /**
+   * The synchronous last resort at host exit: SIGKILLs what of the run `table` shows alive.
+   * Returns how many processes it signalled.
+   */
+  killNow(table: readonly ProcessEntry[]): number;
 }
 
 const active = new Set<TrackedRun>();
-let removeExitHook: (() => void) | null = null;
+/** The host's start time: no process of its runs started earlier. */
+let hostStartTime: string | undefined;
 
+/** Tracks a run from its spawn until its processes are gone; the first one installs the host hooks. */
 export function track(run: TrackedRun): void {
+  if (hostStartTime === undefined) {
+    hostStartTime = readStatSync(process.pid)?.startTime ?? '';
+    installHostExitHooks(killEverythingNow);
+  }
+  ensureKeeper();
   active.add(run);
-  // Installed on first use, so importing the library changes nothing in the host.
-  removeExitHook ??= onExit(() => {
-    for (const tracked of active) tracked.killNow();
-  });
+  if (run.groupId !== null) keeperGroup(run.groupId, true);
 }
 
 export function untrack(run: TrackedRun): void {
-  active.delete(run);
+  if (active.delete(run) && run.groupId !== null) keeperGroup(run.groupId, false);
 }
 
 /** How many runs are tracked: running, stopping, or cleaning up after their exit. */
@@ -32,7 +47,9 @@ export function activeRunCount(): number {
 
 /**
  * Stops every run that is still active, with the same stop sequence as an unsubscribe, and
- * resolves when every stop in flight has finished. For graceful host shutdown.
+ * resolves when every stop has finished. A subscriber still listening to a run gets its
+ * `terminal.failed` with reason `stopped` (for `processLines`: an exit item with
+ * `stoppedBy: { kind: 'host' }`) and completion. For a graceful host shutdown.
  *
  * @example
  * process.once('SIGTERM', () => {
@@ -41,6 +58,38 @@ export function activeRunCount(): number {
  */
 export async function stopAllRuns(): Promise<void> {
   const runs = [...active];
-  for (const run of runs) run.stop();
+  for (const run of runs) run.stop({ kind: 'host' });
   await Promise.all(runs.map((run) => run.settled));
+}
+
+/** Rounds of synchronous scanning at host exit, and the pause after a round that killed something. */
+const EXIT_ROUNDS = 20;
+const EXIT_PAUSE_MS = 5;
+
+/**
+ * At host exit, synchronously: SIGKILLs every process carrying the host's token and every
+ * process of every tracked run, until two scans in a row find none alive (bounded), then removes
+ * the host's temporary folder.
+ */
+function killEverythingNow(): void {
+  let empty = 0;
+  for (let round = 0; active.size > 0 && empty < 2 && round < EXIT_ROUNDS; round += 1) {
+    const { entries } = readProcessTableSync(hostToken(), hostStartTime);
+    let signalled = 0;
+    for (const entry of entries) {
+      if (entry.marked && !entry.zombie && entry.pid !== process.pid) {
+        sendSignal(entry.pid, 'SIGKILL');
+        signalled += 1;
+      }
+    }
+    for (const run of active) signalled += run.killNow(entries);
+    empty = signalled === 0 ? empty + 1 : 0;
+    if (signalled > 0) sleepSync(EXIT_PAUSE_MS);
+  }
+  removeHostTempDir();
+}
+
+// Nothing asynchronous runs at exit; Atomics.wait is a real sleep for the main thread.
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
-import { ProcessRun } from '../process/spawn-run.js';
+import { startProcessRun } from '../process/process-run.js';
 
 /**
  * Runs a command as a cold Observable: every subscription spawns one process (no shell), emits
@@ -27,7 +27,7 @@ import { ProcessRun } from '../process/spawn-run.js';
 export function processLines(command: string, args: readonly string[] = [], options: ProcessOptions = {}): Observable<ProcessItem> {
   const resolved = resolveProcessOptions(command, args, options);
   return new Observable<ProcessItem>((subscriber) => {
-    const run = new ProcessRun(command, args, resolved, {
+    const run = startProcessRun(command, args, resolved, {
       frame: (frame) => {
         subscriber.next(frame);
       },
@@ -37,7 +37,7 @@ export function processLines(command: string, args: readonly string[] = [], opti
       },
     });
     return () => {
-      run.stop();
+      run.stop({ kind: 'unsubscribe' });
     };
   });
 }

@@ -5,6 +5,8 @@ import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
 import type { ProcessExit } from '../process/items.js';
 import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries, type SettingsOverlay } from '../agents/pi/settings-overlay.js';
+import { hostTempDir } from '../process/host-temp.js';
+import { resolveProcessOptions } from '../process/options.js';
 import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
 
@@ -27,12 +29,17 @@ export function runPi(options: RunPiOptions): Observable<CliMessage> {
   const invocation = buildPiInvocation(options);
   const toMessages = piOutputToMessages({ resuming: invocation.resuming });
   const { command, args, processOptions } = invocation;
+  // Every option is checked now, whichever way the run is built below.
+  resolveProcessOptions(command, args, processOptions);
   if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  // Each subscription gets its own settings overlay, removed once its process is gone.
+  // Each subscription gets its own settings overlay, inside the host's temporary folder: removed
+  // once its processes are gone, and with that folder at host exit (by the keeper if the host is
+  // killed without warning).
   return defer(() => {
     let overlay: SettingsOverlay;
     try {
-      overlay = createSettingsOverlay(piAgentDir({ ...process.env, ...processOptions.env }), withoutRetries, invocation.savesSession);
+      const realDir = piAgentDir({ ...process.env, ...processOptions.env });
+      overlay = createSettingsOverlay(realDir, withoutRetries, invocation.savesSession, hostTempDir());
     } catch (error) {
       return of(setupFailure(`could not prepare pi's settings without retries: ${describe(error)}`)).pipe(toMessages);
     }

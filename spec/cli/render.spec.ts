@@ -147,7 +147,7 @@ describe('createRenderer', () => {
 
   it('closes a paragraph cut short by an interrupt, then reports the stop', () => {
     const renderer = createRenderer({ color: false });
-    const report = { pid: 1, requested: true, exitedGracefully: true, killed: [], confirmed: true, survivors: [], durationMs: 25, errors: [] };
+    const report = { pid: 1, requested: true, cause: 'unsubscribe' as const, exitedGracefully: true, killed: [], confirmed: true, survivors: [], durationMs: 25, errors: [] };
     expect(renderer.render({ type: 'assistant', text: 'Half a sen' }, 0) + renderer.interrupted(1200) + renderer.stopped(report)).toBe(
       'Half a sen\n\n⏹ interrupted after 1.2s, stopping the agent\n  agent stopped gracefully in 25ms\n',
     );

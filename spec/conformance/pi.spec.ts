@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createServer } from 'node:net';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
+import { hostTempPath } from '../../lib/process/host-temp.js';
 import { isAlive } from '../helpers/processes.js';
 import {
   BASH_TOOL_OUTPUT,
@@ -287,10 +287,13 @@ describe('real pi: cancellation', () => {
   });
 });
 
+// Overlays are made in the host's temporary folder.
 function overlays(): string[] {
-  return readdirSync(tmpdir())
+  const dir = hostTempPath();
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((name) => name.startsWith('agent-rx-pi-'))
-    .filter((name) => statSync(join(tmpdir(), name)).isDirectory())
+    .filter((name) => statSync(join(dir, name)).isDirectory())
     .sort();
 }
 

@@ -51,6 +51,8 @@ export interface StartedRun {
   readonly items: ProcessItem[];
   /** Resolves with the stop report. */
   readonly stopped: Promise<StopReport>;
+  /** Resolves when the stream completes (a run stopped by the host or a time limit still does). */
+  readonly completed: Promise<void>;
   /** Unsubscribes. */
   stop(): void;
 }
@@ -69,6 +71,10 @@ export function startUntil(
   const stopped = new Promise<StopReport>((resolve) => {
     resolveReport = resolve;
   });
+  let resolveCompleted!: () => void;
+  const completed = new Promise<void>((resolve) => {
+    resolveCompleted = resolve;
+  });
   return new Promise((resolve, reject) => {
     const items: ProcessItem[] = [];
     const subscription = processLines(process.execPath, [fixture(script), ...args], {
@@ -84,6 +90,7 @@ export function startUntil(
           resolve({
             items,
             stopped,
+            completed,
             stop: () => {
               subscription.unsubscribe();
             },
@@ -92,6 +99,7 @@ export function startUntil(
         if (item.kind === 'exit') reject(new Error(`exited before ready: ${JSON.stringify(item)}`));
       },
       error: reject,
+      complete: resolveCompleted,
     });
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { parsePs, parseStat, readProcessTable, readPsTable, runMembers, type ProcessEntry } from '../../lib/process/process-table.js';
+import { parsePs, parseStat, readProcessTable, readProcessTableSync, readPsTable, runMembers, type ProcessEntry } from '../../lib/process/process-table.js';
 
 const entry = (pid: number, ppid: number, pgid: number, extra: Partial<ProcessEntry> = {}): ProcessEntry => ({
   pid,
@@ -57,6 +57,25 @@ describe('process table', () => {
       [105, '1050'],
       [108, '1080'],
     ]);
-    expect([...runMembers(table, root, known).keys()].sort()).toEqual([101, 102, 103, 104, 105, 106]);
+    expect([...runMembers(table, { pid: root, startTime: '1000' }, known).keys()].sort()).toEqual([101, 102, 103, 104, 105, 106]);
+  });
+
+  it("takes a member of the root's process group only when it started at or after the root (a reused group id)", () => {
+    const table = [
+      entry(200, 1, 200, { startTime: '5000' }), // the root
+      entry(201, 1, 200, { startTime: '4999' }), // in a group numbered like the root's, but older: not the run's
+      entry(202, 1, 200, { startTime: '5000' }), // started with the root
+      entry(203, 1, 200, { startTime: '6000' }), // started later
+    ];
+    expect([...runMembers(table, { pid: 200, startTime: '5000' }, new Map()).keys()].sort()).toEqual([202, 203]);
+    // Where start times are unknown (ps), group membership alone decides.
+    expect([...runMembers(table, { pid: 200, startTime: '' }, new Map()).keys()].sort()).toEqual([201, 202, 203]);
+  });
+
+  it('reads the table synchronously too, flagging the processes whose environment holds a token', () => {
+    const token = `[test-${process.pid}.1]`;
+    const table = readProcessTableSync(token);
+    expect(table.error).toBeNull();
+    expect(table.entries.find((row) => row.pid === process.pid)).toMatchObject({ ppid: process.ppid, marked: false });
   });
 });

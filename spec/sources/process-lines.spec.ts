@@ -4,7 +4,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, NEVER, Subject, Subscription, take, toArray } from 'rxjs';
-import { activeRunCount, processLines, stopAllRuns, type ProcessExit, type ProcessItem } from '../../lib/index.js';
+import { activeRunCount, processLines, stopAllRuns, type ProcessExit, type ProcessItem, type StopReport } from '../../lib/index.js';
 import { collect, fixture, grandchildOf, isAlive, killLeftovers, pidOfReady, startUntil, startedPids } from '../helpers/processes.js';
 
 const node = process.execPath;
@@ -345,6 +345,65 @@ describe('processLines: the stop sequence', () => {
     expect(pids.filter(isAlive)).toEqual([]);
   });
 
+  it('stopAllRuns() ends the stream of a run still listened to: the rest of its output, an exit item saying so, completion', async () => {
+    const cooperative = await startUntil('forever.mjs', [], (text) => text.startsWith('ready'));
+    const hostile = await startUntil('ignore-signals.mjs', [], (text) => text.startsWith('ready'), { gracePeriodMs: 200 });
+    await stopAllRuns();
+    await Promise.all([cooperative.completed, hostile.completed]);
+    expect(exitOf(cooperative.items)).toMatchObject({ signal: 'SIGINT', stoppedBy: { kind: 'host' } });
+    // The hostile one printed while it was being interrupted: that line arrives before its exit.
+    expect(hostile.items.slice(1, -1)).toEqual([{ kind: 'line', text: 'ignored SIGINT' }]);
+    expect(exitOf(hostile.items)).toMatchObject({ signal: 'SIGKILL', stoppedBy: { kind: 'host' } });
+    expect((await hostile.stopped).cause).toBe('host');
+  });
+
+  it('does not call a run stopped by the host when it had exited by itself before', async () => {
+    const items = await collect(processLines(node, [fixture('lines.mjs'), '3']));
+    await stopAllRuns();
+    expect(exitOf(items).stoppedBy).toBeUndefined();
+  });
+});
+
+describe('processLines: time limits', () => {
+  it('timeoutMs stops a run that takes too long and says so in its exit item', async () => {
+    const items = await collect(processLines(node, [fixture('forever.mjs')], { timeoutMs: 300 }));
+    expect(items[0]).toMatchObject({ kind: 'line' });
+    expect(exitOf(items)).toMatchObject({ signal: 'SIGINT', stoppedBy: { kind: 'timeout', limit: 'run', ms: 300 } });
+  });
+
+  it('idleTimeoutMs stops a run that printed nothing for that long, after the grace period if it must', async () => {
+    let report: StopReport | undefined;
+    const items = await collect(
+      processLines(node, [fixture('ignore-signals.mjs')], { idleTimeoutMs: 300, gracePeriodMs: 100, onStopped: (stop) => (report = stop) }),
+    );
+    expect(exitOf(items)).toMatchObject({ signal: 'SIGKILL', stoppedBy: { kind: 'timeout', limit: 'idle', ms: 300 } });
+    await stopAllRuns();
+    expect(report).toMatchObject({ cause: 'timeout', exitedGracefully: false, confirmed: true });
+  });
+
+  it('does not time out a slow but steady run: every line starts the idle limit over', async () => {
+    // 15 lines, 100 ms apart: 1.5 s in all, three times the idle limit, never 500 ms silent.
+    const items = await collect(processLines(node, [fixture('steady.mjs'), '100', '15'], { idleTimeoutMs: 500 }));
+    expect(items.filter((item) => item.kind === 'line')).toHaveLength(15);
+    expect(exitOf(items)).toMatchObject({ exitCode: 0, signal: null });
+    expect(exitOf(items).stoppedBy).toBeUndefined();
+  });
+
+  it('leaves a run that ends within its limits as it is', async () => {
+    const items = await collect(processLines(node, [fixture('lines.mjs'), '3'], { timeoutMs: 20_000, idleTimeoutMs: 10_000 }));
+    expect(exitOf(items)).toMatchObject({ exitCode: 0 });
+    expect(exitOf(items).stoppedBy).toBeUndefined();
+  });
+
+  it('rejects limits that are not a positive number of ms a timer can hold, at call time', () => {
+    for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+      expect(() => processLines(node, [], { timeoutMs: value })).toThrow(TypeError);
+      expect(() => processLines(node, [], { idleTimeoutMs: value })).toThrow(TypeError);
+    }
+  });
+});
+
+describe('processLines: many runs', () => {
   it('leaves zero survivors after 50 runs subscribed and unsubscribed at random moments', async () => {
     const tag = `AGENT_RX_TEST_TAG=${randomUUID()}`;
     const [tagName, tagValue] = tag.split('=') as [string, string];

@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage } from '../../lib/index.js';
+import { lastValueFrom } from 'rxjs';
+import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage, type StopReport } from '../../lib/index.js';
+import { hostTempPath } from '../../lib/process/host-temp.js';
 import { answerOf, replay, transcriptFacts } from '../helpers/pi-transcripts.js';
 import { fixture, isAlive } from '../helpers/processes.js';
 
@@ -13,6 +17,9 @@ const transcripts = readdirSync(fileURLToPath(new URL('../fixtures/pi/', import.
   .filter((file) => file.endsWith('.jsonl'))
   .map((file) => file.slice(0, -'.jsonl'.length))
   .sort();
+
+/** pi settings overlays of this host: they live in its temporary folder. */
+const overlays = (): string[] => (existsSync(hostTempPath()) ? readdirSync(hostTempPath()).filter((name) => name.startsWith('agent-rx-pi-')) : []);
 
 const types = (messages: readonly CliMessage[]) => messages.map((message) => message.type);
 const usage = (input: number, output: number) => ({
@@ -186,6 +193,93 @@ describe('runPi: options and the process', () => {
     expect(() => runPi({ prompt: 'x', session: 'latest' as 'new' })).toThrow(TypeError);
     expect(() => runPi({ prompt: 'x', tools: 'bash' as unknown as string[] })).toThrow(TypeError);
     expect(() => runPi({ prompt: 'x', gracePeriodMs: -5 })).toThrow(TypeError);
+  });
+
+  it('checks every option at call time with agentRetry: false too, before any settings folder is made', () => {
+    const before = overlays();
+    expect(() => runPi({ prompt: 'x', agentRetry: false, gracePeriodMs: -1 })).toThrow(/gracePeriodMs/);
+    expect(() => runPi({ prompt: 'x', agentRetry: false, idleTimeoutMs: 0 })).toThrow(/idleTimeoutMs/);
+    expect(overlays()).toEqual(before);
+  });
+
+  it('makes the settings overlay of agentRetry: false inside the host\'s temporary folder and removes it on unsubscribe and on exit', async () => {
+    const real = mkdtempSync(join(tmpdir(), 'agent-rx-real-'));
+    try {
+      const reports: Promise<StopReport>[] = [];
+      const start = (script: string) =>
+        new Promise<{ unsubscribe: () => void; messages: CliMessage[]; done: Promise<void> }>((resolve) => {
+          const messages: CliMessage[] = [];
+          let settle!: (report: StopReport) => void;
+          reports.push(new Promise((done) => (settle = done)));
+          let finish!: () => void;
+          const done = new Promise<void>((ended) => (finish = ended));
+          const subscription = runPi({
+            prompt: 'x',
+            agentRetry: false,
+            executable: process.execPath,
+            executableArgs: [fixture(script)],
+            env: { PI_CODING_AGENT_DIR: real },
+            onStopped: (report) => {
+              settle(report);
+            },
+          }).subscribe({
+            next: (message) => {
+              messages.push(message);
+            },
+            complete: finish,
+          });
+          resolve({
+            unsubscribe: () => {
+              subscription.unsubscribe();
+            },
+            messages,
+            done,
+          });
+        });
+      const forever = await start('forever.mjs');
+      const finite = await start('lines.mjs');
+      expect(overlays().length).toBeGreaterThanOrEqual(1);
+      await finite.done;
+      forever.unsubscribe();
+      await Promise.all(reports);
+      expect(overlays()).toEqual([]);
+    } finally {
+      rmSync(real, { recursive: true, force: true });
+    }
+  });
+
+  it('stopAllRuns() ends a run still listened to with terminal.failed (stopped), then completion', async () => {
+    const messages: CliMessage[] = [];
+    const completed = new Promise<void>((resolve) => {
+      runPi({ prompt: 'x', executable: process.execPath, executableArgs: [fixture('forever.mjs')] }).subscribe({
+        next: (message) => {
+          messages.push(message);
+        },
+        complete: resolve,
+      });
+    });
+    // At once: the process has just been spawned.
+    await stopAllRuns();
+    await completed;
+    expect(messages.filter(isTerminal)).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'stopped', message: 'the host stopped the pi run (stopAllRuns)' })]);
+    expect(isTerminal(messages.at(-1) as CliMessage)).toBe(true);
+  });
+
+  it('timeoutMs and idleTimeoutMs end a run with terminal.failed (timeout) that names the limit', async () => {
+    const run = (limits: { timeoutMs?: number; idleTimeoutMs?: number }) =>
+      lastValueFrom(runPi({ prompt: 'x', executable: process.execPath, executableArgs: [fixture('ignore-signals.mjs')], gracePeriodMs: 100, ...limits }));
+    expect(await run({ timeoutMs: 400 })).toMatchObject({
+      type: 'terminal.failed',
+      reason: 'timeout',
+      message: 'the pi run took longer than timeoutMs (400 ms); it was stopped',
+      timeout: { limit: 'run', ms: 400 },
+      signal: 'SIGKILL',
+    });
+    expect(await run({ idleTimeoutMs: 400 })).toMatchObject({
+      reason: 'timeout',
+      message: 'pi printed nothing for idleTimeoutMs (400 ms); it was stopped',
+      timeout: { limit: 'idle', ms: 400 },
+    });
   });
 
   it('stops pi with SIGTERM on unsubscribe, and nothing is emitted after', async () => {

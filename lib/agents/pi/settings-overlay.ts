@@ -16,10 +16,16 @@ export interface SettingsOverlay {
  * Builds a per-run configuration directory for pi that is the real one (every entry linked,
  * so models, auth and sessions are the user's) except `settings.json`, which is the real settings
  * with `patch` merged over them. pi has no flag or variable for a settings override; its
- * configuration directory is the one thing that can be pointed elsewhere per run.
+ * configuration directory is the one thing that can be pointed elsewhere per run. It is made in
+ * `parent` (the OS temporary directory unless given).
  */
-export function createSettingsOverlay(realDir: string, patch: (settings: Record<string, unknown>) => Record<string, unknown>, keepSessions: boolean): SettingsOverlay {
-  const dir = mkdtempSync(join(tmpdir(), 'agent-rx-pi-'));
+export function createSettingsOverlay(
+  realDir: string,
+  patch: (settings: Record<string, unknown>) => Record<string, unknown>,
+  keepSessions: boolean,
+  parent: string = tmpdir(),
+): SettingsOverlay {
+  const dir = mkdtempSync(join(parent, 'agent-rx-pi-'));
   try {
     // Sessions must land in the real directory, so it exists before it is linked.
     if (keepSessions) mkdirSync(join(realDir, 'sessions'), { recursive: true });

@@ -1,0 +1,262 @@
+import type { Subscription } from 'rxjs';
+import { isObservable } from 'rxjs';
+import type { ProcessExit } from './items.js';
+import { LineFramer, type Frame } from './line-framer.js';
+import type { ResolvedProcessOptions, StopReport } from './options.js';
+import { describe, type ProcessEntry } from './process-table.js';
+import { track, untrack, type TrackedRun } from './run-registry.js';
+import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
+import { RunTree } from './run-tree.js';
+import { sendSignal } from './signals.js';
+import { spawnFailure, spawnRoot, type Subprocess } from './spawn.js';
+import { StderrTail } from './stderr-tail.js';
+import { feedStdin } from './stdin-feed.js';
+import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
+import { startTimeLimits, type TimeLimits } from './time-limits.js';
+
+/** Who hears a run: its stdout frames, then one exit item. */
+export interface RunListener {
+  frame(frame: Frame): void;
+  exit(exit: ProcessExit): void;
+}
+
+export interface ProcessRun {
+  /**
+   * Starts the stop sequence (idempotent; the first request is the one that counts). After an
+   * `unsubscribe` the listener hears nothing more; after a host stop or a time limit it still gets
+   * the rest of the output and an exit item that says why the run was stopped.
+   */
+  stop(request: StopRequest): void;
+}
+
+const UNSUBSCRIBE: StopRequest = { kind: 'unsubscribe' };
+
+/**
+ * Spawns a process and carries out its stop sequence: the stop machine decides, this shell does
+ * the effects. The run is tracked by the run registry from its spawn until its processes are gone,
+ * whether or not anybody still listens.
+ */
+export function startProcessRun(command: string, args: readonly string[], options: ResolvedProcessOptions, listener: RunListener): ProcessRun {
+  return new Run(options, listener).start(command, args);
+}
+
+class Run implements TrackedRun, ProcessRun {
+  readonly settled: Promise<void>;
+  groupId: number | null = null;
+  readonly #options: ResolvedProcessOptions;
+  readonly #startedAt = performance.now();
+  readonly #errors: string[] = [];
+  #listener: RunListener | null;
+  #machine: StopState = INITIAL_STOP_STATE;
+  #sequenceStartedAt = 0;
+  #subprocess: Subprocess | undefined;
+  #tree: RunTree | null = null;
+  #limits: TimeLimits | undefined;
+  #stdinFeed: Subscription | undefined;
+  #graceTimer: NodeJS.Timeout | undefined;
+  #settle!: () => void;
+
+  constructor(options: ResolvedProcessOptions, listener: RunListener) {
+    this.#options = options;
+    this.#listener = listener;
+    this.settled = new Promise((resolve) => {
+      this.#settle = resolve;
+    });
+  }
+
+  start(command: string, args: readonly string[]): this {
+    const options = this.#options;
+    const marker = newRunMarker(options.env?.[RUN_MARKER_ENV] ?? process.env[RUN_MARKER_ENV]);
+    const subprocess = spawnRoot(command, args, options, { [RUN_MARKER_ENV]: marker.value });
+    this.#subprocess = subprocess;
+    const pid = subprocess.pid ?? null;
+    if (pid !== null) {
+      this.groupId = pid;
+      this.#tree = new RunTree(pid, marker.token);
+    }
+    track(this);
+    this.#limits = startTimeLimits(options, (cause) => {
+      this.stop(cause);
+    });
+    this.#wireOutput(subprocess, pid);
+    const stdin = options.stdin;
+    if (isObservable(stdin) && subprocess.stdin !== null) {
+      this.#stdinFeed = feedStdin(subprocess.stdin, stdin, (message) => this.#errors.push(message));
+    }
+    return this;
+  }
+
+  stop(request: StopRequest = UNSUBSCRIBE): void {
+    if (request.kind === 'unsubscribe') this.#listener = null;
+    this.#stdinFeed?.unsubscribe();
+    this.#limits?.clear();
+    this.#dispatch({ type: 'stop', request });
+  }
+
+  killNow(table: readonly ProcessEntry[]): number {
+    return this.#tree?.killNow(table, !this.#machine.rootExited) ?? 0;
+  }
+
+  #wireOutput(subprocess: Subprocess, pid: number | null): void {
+    const framer = new LineFramer(this.#options.maxLineBytes);
+    const tail = new StderrTail(this.#options.stderrTailBytes);
+    const emit = (frame: Frame): void => this.#listener?.frame(frame);
+    // Keep draining after a stop, so a child blocked on a full pipe can still handle its interrupt.
+    subprocess.stdout.on('data', (chunk: Buffer) => {
+      this.#limits?.activity();
+      if (this.#listener !== null) framer.push(chunk, emit);
+    });
+    subprocess.stderr.on('data', (chunk: Buffer) => {
+      tail.push(chunk);
+    });
+    const record = (error: unknown): void => {
+      this.#errors.push(describe(error));
+    };
+    subprocess.stdin?.on('error', record);
+    subprocess.stdout.on('error', record);
+    subprocess.stderr.on('error', record);
+    subprocess.once('exit', () => {
+      this.#rootExit();
+    });
+    const exitItem = (fields: Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError'>): ProcessExit => {
+      const request = this.#machine.request;
+      return {
+        kind: 'exit',
+        ...fields,
+        stderr: tail.text(),
+        stderrTruncatedBytes: tail.droppedBytes,
+        pid,
+        durationMs: performance.now() - this.#startedAt,
+        ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
+      };
+    };
+    subprocess.then(
+      (result) => {
+        this.#rootExit();
+        if (this.#listener === null) return;
+        framer.end(emit);
+        const spawnError = spawnFailure(result, pid);
+        // The last line may have made the subscriber leave.
+        this.#currentListener()?.exit(exitItem({ exitCode: spawnError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, spawnError }));
+      },
+      (error: unknown) => {
+        // reject: false makes this unreachable in practice; still, the stream must end with an exit.
+        this.#rootExit();
+        record(error);
+        this.#listener?.exit(exitItem({ exitCode: null, signal: null, spawnError: { code: 'EUNEXPECTED', message: describe(error) } }));
+      },
+    );
+  }
+
+  #currentListener(): RunListener | null {
+    return this.#listener;
+  }
+
+  #rootExit(): void {
+    this.#stdinFeed?.unsubscribe();
+    this.#limits?.clear();
+    this.#dispatch({ type: 'rootExited' });
+  }
+
+  #dispatch(input: StopInput): void {
+    const previous = this.#machine;
+    const next = transition(previous, input);
+    this.#machine = next.state;
+    if (previous.phase === 'running' && next.state.phase !== 'running') this.#sequenceStartedAt = performance.now();
+    for (const effect of next.effects) this.#run(effect);
+  }
+
+  #run(effect: StopEffect): void {
+    const tree = this.#tree;
+    switch (effect.type) {
+      case 'recordTree':
+        if (tree === null) {
+          this.#dispatch({ type: 'treeRecorded' });
+          return;
+        }
+        tree.record().then(
+          () => {
+            this.#dispatch({ type: 'treeRecorded' });
+          },
+          (error: unknown) => {
+            this.#errors.push(`recording the tree: ${describe(error)}`);
+            this.#dispatch({ type: 'treeRecorded' });
+          },
+        );
+        return;
+      case 'interrupt':
+        this.#interrupt();
+        return;
+      case 'startGraceTimer':
+        // Not unref'd: the kill must still happen when nothing else keeps the host alive.
+        this.#graceTimer = setTimeout(() => {
+          this.#dispatch({ type: 'graceElapsed' });
+        }, this.#options.gracePeriodMs);
+        return;
+      case 'clearGraceTimer':
+        clearTimeout(this.#graceTimer);
+        return;
+      case 'killTree':
+      case 'killSurvivors':
+        if (tree === null) {
+          this.#dispatch({ type: 'confirmed' });
+          return;
+        }
+        tree.killAndConfirm(() => !this.#machine.rootExited, this.#options.killTimeoutMs).then(
+          (confirmed) => {
+            this.#dispatch({ type: confirmed ? 'confirmed' : 'confirmTimeout' });
+          },
+          (error: unknown) => {
+            this.#errors.push(`killing the tree: ${describe(error)}`);
+            this.#dispatch({ type: 'confirmTimeout' });
+          },
+        );
+        return;
+      case 'finish':
+        void this.#finish(effect.confirmed);
+        return;
+    }
+  }
+
+  #interrupt(): void {
+    const { signal, stdin } = this.#options.interrupt;
+    const pipe = this.#subprocess?.stdin;
+    if (stdin !== null && pipe !== null && pipe !== undefined && pipe.writable && !pipe.writableEnded) {
+      try {
+        pipe.write(stdin);
+      } catch (error) {
+        this.#errors.push(`interrupt through stdin: ${describe(error)}`);
+      }
+    }
+    const pid = this.groupId;
+    if (signal !== null && pid !== null) {
+      const error = sendSignal(pid, signal);
+      if (error !== null && !error.includes('ESRCH')) this.#errors.push(error);
+    }
+  }
+
+  async #finish(confirmed: boolean): Promise<void> {
+    clearTimeout(this.#graceTimer);
+    const { request, rootExited, exitedGracefully } = this.#machine;
+    const survivors = confirmed || this.#tree === null ? [] : await this.#tree.survivors(!rootExited).catch(() => []);
+    untrack(this);
+    const report: StopReport = {
+      pid: this.groupId,
+      requested: request !== null,
+      cause: request?.kind ?? null,
+      exitedGracefully,
+      killed: this.#tree?.killed ?? [],
+      confirmed,
+      survivors,
+      durationMs: performance.now() - this.#sequenceStartedAt,
+      errors: [...this.#errors, ...(this.#tree?.errors ?? [])],
+    };
+    this.#settle();
+    try {
+      this.#options.onStopped?.(report);
+    } catch (error) {
+      // The stream is over (or nobody listens): a throwing observer of the report is reported, never fatal.
+      process.emitWarning(`agent-rx: onStopped threw: ${describe(error)}`);
+    }
+  }
+}

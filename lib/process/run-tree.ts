@@ -1,0 +1,125 @@
+import { readProcessTable, readStat, runMembers, type ProcessEntry, type RunRoot } from './process-table.js';
+import { sendSignal, signalGroup } from './signals.js';
+
+/** How often confirmation looks for survivors. */
+const CONFIRM_POLL_MS = 20;
+
+/**
+ * What is known of one run's process tree, and the jobs done on it: record it, kill it and
+ * confirm, kill it synchronously at host exit, list survivors. The root leads its own process
+ * group (spawned `detached`), and every process of the run carries the run's `token` in its
+ * environment.
+ */
+export class RunTree {
+  readonly #pid: number;
+  readonly #token: string;
+  readonly #rootStart: Promise<string>;
+  /** Known once `#rootStart` settled; `''` until then or where the platform does not say. */
+  #rootStartTime = '';
+  /** Descendants seen so far: pid → start time. */
+  readonly #known = new Map<number, string>();
+  readonly #killed = new Set<number>();
+  readonly errors: string[] = [];
+  /** Whether the root's process group may still have members: kill the group only then. */
+  #groupLive = true;
+
+  constructor(pid: number, token: string) {
+    this.#pid = pid;
+    this.#token = token;
+    // Read now, while the root surely runs: a process started earlier cannot be of this run.
+    this.#rootStart = readStat(pid).then(
+      (stat) => (this.#rootStartTime = stat?.startTime ?? ''),
+      () => '',
+    );
+  }
+
+  get killed(): readonly number[] {
+    return [...this.#killed];
+  }
+
+  /** Snapshots the run's processes (before the interrupt, so the root's own kills cannot hide them). */
+  async record(): Promise<void> {
+    const table = await readProcessTable(this.#token, await this.#rootStart);
+    this.#noteError(table.error);
+    for (const member of this.#members(table.entries).values()) this.#known.set(member.pid, member.startTime);
+  }
+
+  /**
+   * SIGKILLs the root (while alive), its group (while it may have members) and every member found,
+   * until two scans in a row find nothing or `timeoutMs` runs out; `true` when confirmed. One
+   * empty scan is not enough: a process forked after the scan listed /proc, by a parent that
+   * exited before the scan read it, is missed; the group kill before the second scan reaches it
+   * (same group), and the second scan finds it if it moved to another session.
+   */
+  async killAndConfirm(rootAlive: () => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = performance.now() + timeoutMs;
+    const since = await this.#rootStart;
+    let emptyScans = 0;
+    for (;;) {
+      const alive = rootAlive();
+      if (alive) this.#killOne(this.#pid);
+      if (alive || this.#groupLive) this.#note(signalGroup(this.#pid, 'SIGKILL'));
+      const table = await readProcessTable(this.#token, since);
+      this.#noteError(table.error);
+      const members = this.#members(table.entries);
+      this.#groupLive = table.error !== null || [...members.values()].some((member) => member.pgid === this.#pid);
+      for (const member of members.values()) {
+        this.#known.set(member.pid, member.startTime);
+        this.#killOne(member.pid);
+      }
+      emptyScans = members.size === 0 && !rootAlive() ? emptyScans + 1 : 0;
+      if (emptyScans === 2) return true;
+      if (performance.now() >= deadline) return false;
+      // A second look right away; after a kill, give the kernel a moment first.
+      if (emptyScans === 0) await delay(CONFIRM_POLL_MS);
+    }
+  }
+
+  /**
+   * The synchronous last resort at host exit, on a table read synchronously (with the host's
+   * token, so that `marked` covers every run of the host): SIGKILLs the root while alive, its
+   * group while it has members, and every member. Returns how many processes it signalled.
+   */
+  killNow(table: readonly ProcessEntry[], rootAlive: boolean): number {
+    const members = this.#members(table);
+    const groupHasMembers = [...members.values()].some((member) => member.pgid === this.#pid);
+    if (rootAlive || groupHasMembers) signalGroup(this.#pid, 'SIGKILL');
+    if (rootAlive) sendSignal(this.#pid, 'SIGKILL');
+    for (const member of members.values()) sendSignal(member.pid, 'SIGKILL');
+    return members.size + (rootAlive ? 1 : 0);
+  }
+
+  /** Known processes still alive (with their recorded start time), for the report. */
+  async survivors(rootAlive: boolean): Promise<number[]> {
+    const survivors: number[] = [];
+    for (const [pid, startTime] of this.#known) {
+      const stat = await readStat(pid);
+      if (stat !== null && !stat.zombie && (startTime === '' || stat.startTime === startTime)) survivors.push(pid);
+    }
+    if (rootAlive) survivors.push(this.#pid);
+    return survivors;
+  }
+
+  #members(table: readonly ProcessEntry[]): Map<number, ProcessEntry> {
+    const root: RunRoot = { pid: this.#pid, startTime: this.#rootStartTime };
+    return runMembers(table, root, this.#known);
+  }
+
+  #killOne(pid: number): void {
+    this.#killed.add(pid);
+    this.#note(sendSignal(pid, 'SIGKILL'));
+  }
+
+  #note(error: string | null): void {
+    // A process that vanished between the scan and the signal is the expected race, not a failure.
+    if (error !== null && !error.includes('ESRCH')) this.errors.push(error);
+  }
+
+  #noteError(error: string | null): void {
+    if (error !== null && this.errors.at(-1) !== error) this.errors.push(error);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
