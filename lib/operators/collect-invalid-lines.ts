@@ -1,6 +1,7 @@
 import { defer, filter, map, type OperatorFunction } from 'rxjs';
 import type { InvalidOutputLine } from '../messages.js';
 import { isExit, type InvalidLineItem, type RunExit } from './items.js';
+import { checkInteger, isObject, shown } from './validate.js';
 
 export interface CollectInvalidLinesOptions {
   /** How many invalid lines to keep. Default 50. */
@@ -25,10 +26,11 @@ export interface CollectInvalidLinesOptions {
 export function collectInvalidLines<T extends { readonly kind: string }>(
   options: CollectInvalidLinesOptions = {},
 ): OperatorFunction<T, Exclude<T, InvalidLineItem>> {
+  if (!isObject(options)) throw new TypeError(`agent-rx: collectInvalidLines takes an options object; got ${shown(options)}`);
   const maxLines = options.maxLines ?? 50;
   const maxLineBytes = options.maxLineBytes ?? 2048;
-  if (!Number.isInteger(maxLines) || maxLines < 0) throw new TypeError('agent-rx: maxLines must be an integer >= 0');
-  if (!Number.isInteger(maxLineBytes) || maxLineBytes < 1) throw new TypeError('agent-rx: maxLineBytes must be an integer >= 1');
+  checkInteger(maxLines, 'maxLines', 0);
+  checkInteger(maxLineBytes, 'maxLineBytes', 1);
   return (source) =>
     defer(() => {
       const lines: InvalidOutputLine[] = [];

@@ -2,6 +2,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { CliMessage, TerminalFailed, TerminalMessage } from '../messages.js';
 import type { Dialect } from './dialect.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
+import { checkFunction, isObject, property, shown } from './validate.js';
 
 /**
  * Turns pipeline items into `CliMessage`s with a dialect: events become messages, text items
@@ -17,7 +18,9 @@ import type { AgentEvent, PipelineItem, RunExit } from './items.js';
  * 5. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
  *
  * The stream completes after the terminal message. If the source completes without an exit item,
- * a `missing-terminal` failure is emitted, so there is always exactly one terminal message.
+ * a `missing-terminal` failure is emitted, so there is always exactly one terminal message. What a
+ * dialect function throws errors the stream instead (a bug, not something the agent did), and the
+ * dialect is not called again.
  *
  * ```
  * source:  -e1--a--e2--x|      e = agent events, a = text item, x = exit (code 0)
@@ -28,8 +31,10 @@ import type { AgentEvent, PipelineItem, RunExit } from './items.js';
  * items.pipe(mapToCliMessage(piDialect())).subscribe((message) => console.log(message.type));
  */
 export function mapToCliMessage<S, E extends AgentEvent>(dialect: Dialect<S, E>): OperatorFunction<PipelineItem<E>, CliMessage> {
+  checkDialect(dialect);
   return (source) =>
     new Observable<CliMessage>((subscriber) => {
+      // A createState that throws errors the stream on subscribe (rxjs sends it to subscriber.error).
       const state = dialect.createState();
       let ended = false;
       const end = (terminal: TerminalMessage): void => {
@@ -37,32 +42,58 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: Dialect<S, E>)
         subscriber.next(terminal);
         subscriber.complete();
       };
+      // The dialect is user code: what it throws errors the stream, as rxjs does for user code (a
+      // throw out of this observer would be lost), and the dialect is not called again.
+      const fail = (error: unknown): void => {
+        ended = true;
+        subscriber.error(error);
+      };
       const subscription = source.subscribe({
         next: (item) => {
           if (ended) return;
-          switch (item.kind) {
-            case 'event':
-              for (const message of dialect.map(state, item.event)) subscriber.next(message);
-              return;
-            case 'text':
-              subscriber.next(item.channel === 'assistant' ? { type: 'assistant', text: item.text } : { type: 'assistant.thought', text: item.text });
-              return;
-            case 'exit':
-              end(terminalAtExit(dialect, state, item));
-              return;
-            case 'invalid':
-              return;
+          try {
+            switch (item.kind) {
+              case 'event':
+                for (const message of dialect.map(state, item.event)) subscriber.next(message);
+                return;
+              case 'text':
+                subscriber.next(item.channel === 'assistant' ? { type: 'assistant', text: item.text } : { type: 'assistant.thought', text: item.text });
+                return;
+              case 'exit':
+                end(terminalAtExit(dialect, state, item));
+                return;
+              case 'invalid':
+                return;
+            }
+          } catch (error: unknown) {
+            fail(error);
           }
         },
         error: (error: unknown) => {
           subscriber.error(error);
         },
         complete: () => {
-          if (!ended) end(failure(dialect, state, null, 'missing-terminal', `the ${dialect.name} output ended without an exit`));
+          if (ended) return;
+          try {
+            end(failure(dialect, state, null, 'missing-terminal', `the ${dialect.name} output ended without an exit`));
+          } catch (error: unknown) {
+            fail(error);
+          }
         },
       });
       return subscription;
     });
+}
+
+const DIALECT_FUNCTIONS = ['createState', 'map', 'conclude', 'lastError', 'sessionId'] as const;
+
+function checkDialect(dialect: unknown): void {
+  if (!isObject(dialect)) throw new TypeError(`agent-rx: mapToCliMessage takes a dialect object; got ${shown(dialect)}`);
+  const name = property(dialect, 'name');
+  if (typeof name !== 'string') throw new TypeError(`agent-rx: the dialect's name must be a string; got ${shown(name)}`);
+  for (const key of DIALECT_FUNCTIONS) checkFunction(property(dialect, key), `the ${name} dialect's ${key}`);
+  const hint = property(dialect, 'installHint');
+  if (hint !== undefined && typeof hint !== 'string') throw new TypeError(`agent-rx: the ${name} dialect's installHint must be a string; got ${shown(hint)}`);
 }
 
 function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: S, exit: RunExit): TerminalMessage {

@@ -1,6 +1,7 @@
 import { defer, map, filter, type OperatorFunction } from 'rxjs';
 import type { ProcessItem } from '../process/items.js';
 import type { AgentEvent, EventItem, InvalidLineItem, RunExit } from './items.js';
+import { checkFunction, isObject, property, shown } from './validate.js';
 
 /** Something with zod's `safeParse` (a zod schema). */
 export interface EventValidator {
@@ -26,7 +27,9 @@ export type ParsedItem = EventItem | InvalidLineItem | RunExit;
 /**
  * Turns stdout lines into parsed events, or invalid items that say why (`not-json`,
  * `not-object`, `no-type`, `too-long`, `invalid-event`). Blank lines are skipped, the exit item
- * passes through, and it never throws.
+ * passes through, and bad output never errors the stream. What `parse` throws is taken as
+ * `JSON.parse` throwing (a `not-json` item); a validator that throws errors the stream with that
+ * error (a bug, not bad output).
  *
  * ```
  * source:  -l1--l2--l3--x|      l1 = '{"type":"a"}', l2 = 'oops', l3 = '', x = exit
@@ -39,8 +42,16 @@ export type ParsedItem = EventItem | InvalidLineItem | RunExit;
  * });
  */
 export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunction<ProcessItem, ParsedItem> {
+  if (!isObject(options)) throw new TypeError(`agent-rx: parseJsonLine takes an options object; got ${shown(options)}`);
   const schemas = options.schemas ?? {};
   const parse = options.parse ?? parseJson;
+  if (!isObject(schemas)) throw new TypeError(`agent-rx: schemas must be an object of validators by event type; got ${shown(schemas)}`);
+  for (const [type, schema] of Object.entries(schemas)) {
+    if (!isObject(schema) || typeof property(schema, 'safeParse') !== 'function') {
+      throw new TypeError(`agent-rx: schemas[${JSON.stringify(type)}] must have a safeParse function (a zod schema); got ${shown(schema)}`);
+    }
+  }
+  checkFunction(parse, 'parse');
   return (source) =>
     defer(() => {
       let lineNumber = 0;

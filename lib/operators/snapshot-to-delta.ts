@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AgentEvent, PipelineItem, TextChannel, TextItem } from './items.js';
+import { checkFunction, checkInteger, isObject, property, shown } from './validate.js';
 
 /** What one event says about a text: a delta, a cumulative snapshot, or both. */
 export interface TextReading {
@@ -33,7 +34,8 @@ export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
  * `text` items emitted just before the event they came from. For a snapshot: the first is
  * emitted whole; one that extends what was emitted for its key emits the new suffix; a stale or
  * shorter replay emits nothing; one that diverged resets the key and is emitted whole. An explicit
- * delta is preferred and emitted as is (whitespace included).
+ * delta is preferred and emitted as is (whitespace included). What `read` (or `read.create`)
+ * throws errors the stream, and `read` is not called again.
  *
  * ```
  * source:  -s1---s2-----s3---s2-|     snapshots "He", "Hello", "Hello!", then "Hello" replayed
@@ -48,12 +50,20 @@ export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
 export function snapshotToDelta<E extends AgentEvent>(
   options: SnapshotToDeltaOptions<E>,
 ): OperatorFunction<PipelineItem<E>, PipelineItem<E>> {
+  if (!isObject(options)) throw new TypeError('agent-rx: snapshotToDelta takes an options object ({ read })');
+  const reader = options.read;
   const maxKeys = options.maxKeys ?? 1024;
+  if (typeof reader !== 'function' && !(isObject(reader) && typeof property(reader, 'create') === 'function')) {
+    throw new TypeError(`agent-rx: read must be a function or an object with a create function; got ${shown(reader)}`);
+  }
+  checkInteger(maxKeys, 'maxKeys', 1);
   return (source) =>
     new Observable<PipelineItem<E>>((subscriber) => {
       // State lives in the subscription: every subscriber (and every retry) starts fresh.
       const emitted = new Map<string, string>();
-      const read = typeof options.read === 'function' ? options.read : options.read.create();
+      // A factory that throws errors the stream on subscribe (rxjs sends it to subscriber.error).
+      const read = typeof reader === 'function' ? reader : reader.create();
+      checkFunction(read, 'what read.create() returns');
       const advance = (reading: TextReading): string => {
         const id = `${reading.channel}\u0000${reading.key}`;
         const previous = emitted.get(id) ?? '';
@@ -83,11 +93,20 @@ export function snapshotToDelta<E extends AgentEvent>(
       };
       return source.subscribe({
         next: (item) => {
+          // After a reader threw, the stream has errored: read nothing more.
+          if (subscriber.closed) return;
           if (item.kind === 'event') {
-            const readings = read(item.event);
-            if (readings !== null) {
-              if (isList(readings)) for (const reading of readings) emitText(reading);
-              else emitText(readings);
+            // The reader is user code: what it throws (or a malformed reading) errors the stream,
+            // as rxjs does for user code; a throw out of this observer would be lost.
+            try {
+              const readings = read(item.event);
+              if (readings !== null) {
+                if (isList(readings)) for (const reading of readings) emitText(reading);
+                else emitText(readings);
+              }
+            } catch (error: unknown) {
+              subscriber.error(error);
+              return;
             }
           }
           subscriber.next(item);

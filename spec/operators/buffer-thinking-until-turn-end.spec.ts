@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Subject } from 'rxjs';
-import { bufferThinkingUntilTurnEnd, type AgentEvent, type PipelineItem, type TurnEnd } from '../../lib/index.js';
+import { from, Subject } from 'rxjs';
+import { bufferThinkingUntilTurnEnd, type AgentEvent, type BufferThinkingOptions, type PipelineItem, type TurnEnd } from '../../lib/index.js';
 import { ev, exit, scheduler, text } from '../helpers/items.js';
 
 const turnEnd = (event: AgentEvent): TurnEnd => (event.type === 'end' ? 'final' : event.type === 'tool-end' ? 'tool-use' : null);
@@ -90,5 +90,51 @@ describe('bufferThinkingUntilTurnEnd', () => {
     subject.next(thought('once'));
     subject.next(E);
     expect(seen).toEqual(['thought:once', '<end>', '<end>']);
+  });
+
+  it('errors the stream with what turnEnd throws, at that event, emits nothing after, and unsubscribes the source', () => {
+    const boom = new Error('turnEnd bug');
+    const throwing = (event: AgentEvent): TurnEnd => {
+      if (event.type === 'boom') throw boom;
+      return turnEnd(event);
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-a-t-b-E-x|', { a: text('Answer'), t: thought('held'), b: ev('boom'), E, x: exit() });
+      expectObservable(source.pipe(bufferThinkingUntilTurnEnd({ turnEnd: throwing }))).toBe('-a---#', { a: text('Answer') }, boom);
+      expectSubscriptions(source.subscriptions).toBe('^----!');
+    });
+  });
+
+  it('asks turnEnd nothing more after it threw, even when a synchronous source goes on', () => {
+    const boom = new Error('turnEnd bug');
+    const asked: string[] = [];
+    const errors: unknown[] = [];
+    from<PipelineItem[]>([ev('boom'), E, exit()])
+      .pipe(
+        bufferThinkingUntilTurnEnd({
+          turnEnd: (event) => {
+            asked.push(event.type);
+            if (event.type === 'boom') throw boom;
+            return turnEnd(event);
+          },
+        }),
+      )
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBe(boom);
+    expect(asked).toEqual(['boom']);
+  });
+
+  it.each<[string, unknown]>([
+    ['no options', undefined],
+    ['no turnEnd', {}],
+    ['turnEnd a string', { turnEnd: 'final' }],
+    ['dropToolUseThinking a string', { turnEnd, dropToolUseThinking: 'yes' }],
+    ['dropToolUseThinking 1', { turnEnd, dropToolUseThinking: 1 }],
+    ['separator a number', { turnEnd, separator: 2 }],
+    ['separator null', { turnEnd, separator: null }],
+  ])('throws a TypeError at call time for %s', (_name, options) => {
+    expect(() => bufferThinkingUntilTurnEnd(options as BufferThinkingOptions)).toThrow(TypeError);
+    expect(() => bufferThinkingUntilTurnEnd(options as BufferThinkingOptions)).toThrow(/^agent-rx: /);
   });
 });

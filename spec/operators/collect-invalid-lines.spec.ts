@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { collectInvalidLines, type InvalidLineItem, type PipelineItem } from '../../lib/index.js';
+import { collectInvalidLines, type CollectInvalidLinesOptions, type InvalidLineItem, type PipelineItem } from '../../lib/index.js';
 import { ev, exit, scheduler } from '../helpers/items.js';
 
 const bad = (lineNumber: number, textValue = `bad ${lineNumber}`): InvalidLineItem => ({
@@ -76,8 +76,22 @@ describe('collectInvalidLines', () => {
     });
   });
 
-  it('rejects nonsense limits at call time', () => {
-    expect(() => collectInvalidLines({ maxLines: -1 })).toThrow(TypeError);
-    expect(() => collectInvalidLines({ maxLineBytes: 0 })).toThrow(TypeError);
+  it.each<[string, unknown]>([
+    ['maxLines -1', { maxLines: -1 }],
+    ['maxLines 1.5', { maxLines: 1.5 }],
+    ['maxLines NaN', { maxLines: Number.NaN }],
+    ['maxLines Infinity', { maxLines: Number.POSITIVE_INFINITY }],
+    ['maxLines a string', { maxLines: '10' }],
+    ['maxLineBytes 0', { maxLineBytes: 0 }],
+    ['maxLineBytes 2.5', { maxLineBytes: 2.5 }],
+    ['maxLineBytes a string', { maxLineBytes: '2048' }],
+    ['options null', null],
+  ])('throws a TypeError at call time for %s', (_name, options) => {
+    expect(() => collectInvalidLines(options as CollectInvalidLinesOptions)).toThrow(TypeError);
+    expect(() => collectInvalidLines(options as CollectInvalidLinesOptions)).toThrow(/^agent-rx: /);
+  });
+
+  it('accepts zero lines kept', () => {
+    expect(() => collectInvalidLines({ maxLines: 0, maxLineBytes: 1 })).not.toThrow();
   });
 });

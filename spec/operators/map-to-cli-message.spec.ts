@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { Subject } from 'rxjs';
+import { from, Subject } from 'rxjs';
 import { mapToCliMessage, type Conclusion, type Dialect, type PipelineItem, type TerminalFailed } from '../../lib/index.js';
 import { ev, exit, runExit, scheduler, terminalFailed, text } from '../helpers/items.js';
 
@@ -155,5 +155,124 @@ describe('mapToCliMessage', () => {
     subject.next(ev('done'));
     subject.next(runExit());
     expect(seen).toEqual(['terminal.completed']);
+  });
+
+  it('errors the stream with what the dialect\'s map throws, at that event, emits nothing after, and unsubscribes the source', () => {
+    const boom = new Error('map bug');
+    const dialect: Dialect<ToyState> = {
+      ...toy,
+      map: (state, event) => {
+        if (event.type === 'boom') throw boom;
+        return toy.map(state, event);
+      },
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-s-b-s-x|', { s: ev('say'), b: ev('boom'), x: runExit() });
+      expectObservable(source.pipe(mapToCliMessage(dialect))).toBe('-s-#', { s: { type: 'tool.call', toolCallId: '1', name: 'say', input: null } }, boom);
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it.each<[string, 'conclude' | 'lastError' | 'sessionId', PipelineItem]>([
+    ['conclude at a clean exit', 'conclude', runExit()],
+    ['sessionId at a clean exit after done', 'sessionId', runExit()],
+    ['lastError at a non-zero exit', 'lastError', runExit({ exitCode: 2 })],
+    ['lastError at a spawn failure', 'lastError', runExit({ exitCode: null, pid: null, spawnError: { code: 'ENOENT', message: 'spawn toy ENOENT' } })],
+    ['sessionId at a run the host stopped', 'sessionId', { ...runExit({ exitCode: null, signal: 'SIGTERM' }), stoppedBy: { kind: 'host' } }],
+  ])('errors the stream, instead of a terminal, with what the dialect throws from %s', (_name, method, exitItem) => {
+    const boom = new Error(`${method} bug`);
+    const dialect: Dialect<ToyState> = {
+      ...toy,
+      [method]: () => {
+        throw boom;
+      },
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-d-x-a|', { d: ev('done'), x: exitItem, a: text('late') });
+      expectObservable(source.pipe(mapToCliMessage(dialect))).toBe('---#', {}, boom);
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('errors the stream with what the dialect throws when the source completes without an exit item', () => {
+    const boom = new Error('lastError bug');
+    const dialect: Dialect<ToyState> = {
+      ...toy,
+      lastError: () => {
+        throw boom;
+      },
+    };
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold<PipelineItem>('-a|', { a: text('partial') }).pipe(mapToCliMessage(dialect))).toBe('-a#', { a: { type: 'assistant', text: 'partial' } }, boom);
+    });
+  });
+
+  it('errors with a TypeError when map returns something that is not a list of messages', () => {
+    const dialect: Dialect<ToyState> = { ...toy, map: () => undefined as unknown as [] };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-s-s|', { s: ev('say') });
+      expectObservable(source.pipe(mapToCliMessage(dialect))).toBe('-#', {}, expect.any(TypeError));
+      expectSubscriptions(source.subscriptions).toBe('^!');
+    });
+  });
+
+  it('errors on subscribe, without subscribing to the source, when createState throws', () => {
+    const boom = new Error('createState bug');
+    const dialect: Dialect<ToyState> = {
+      ...toy,
+      createState: () => {
+        throw boom;
+      },
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-x|', { x: runExit() });
+      expectObservable(source.pipe(mapToCliMessage(dialect))).toBe('#', {}, boom);
+      expectSubscriptions(source.subscriptions).toBe([]);
+    });
+  });
+
+  it('calls the dialect no more after it threw, even when a synchronous source goes on', () => {
+    const boom = new Error('map bug');
+    const mapped: string[] = [];
+    const dialect: Dialect<ToyState> = {
+      ...toy,
+      map: (state, event) => {
+        mapped.push(event.type);
+        if (event.type === 'boom') throw boom;
+        return toy.map(state, event);
+      },
+      conclude: () => {
+        throw new Error('conclude must not be called');
+      },
+    };
+    const errors: unknown[] = [];
+    from<PipelineItem[]>([ev('boom'), ev('say'), runExit()])
+      .pipe(mapToCliMessage(dialect))
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBe(boom);
+    expect(mapped).toEqual(['boom']);
+  });
+
+  const withoutMap = Object.fromEntries(Object.entries(toy).filter(([key]) => key !== 'map'));
+  it.each<[string, unknown]>([
+    ['no dialect', undefined],
+    ['a string', 'pi'],
+    ['no name', { ...toy, name: undefined }],
+    ['a name that is not a string', { ...toy, name: 7 }],
+    ['no map', withoutMap],
+    ['createState not a function', { ...toy, createState: {} }],
+    ['conclude not a function', { ...toy, conclude: 'completed' }],
+    ['lastError not a function', { ...toy, lastError: null }],
+    ['sessionId not a function', { ...toy, sessionId: 'S1' }],
+    ['an installHint that is not a string', { ...toy, installHint: 1 }],
+  ])('throws a TypeError at call time for %s', (_name, dialect) => {
+    expect(() => mapToCliMessage(dialect as Dialect<ToyState>)).toThrow(TypeError);
+    expect(() => mapToCliMessage(dialect as Dialect<ToyState>)).toThrow(/^agent-rx: /);
+  });
+
+  it('accepts a dialect without an installHint', () => {
+    const { installHint: _hint, ...withoutHint } = toy;
+    expect(() => mapToCliMessage(withoutHint)).not.toThrow();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import * as z from 'zod';
 import { parseJsonLine } from '../../lib/index.js';
-import type { ProcessItem } from '../../lib/index.js';
+import type { ParseJsonLineOptions, ProcessItem } from '../../lib/index.js';
 import { exit, line, scheduler } from '../helpers/items.js';
 
 describe('parseJsonLine', () => {
@@ -81,5 +81,38 @@ describe('parseJsonLine', () => {
       expectObservable(parsed).toBe('-1-2|', expected);
       expectObservable(parsed).toBe('-1-2|', expected);
     });
+  });
+
+  it('errors the stream with what a validator throws, at that line, emits nothing after, and unsubscribes the source', () => {
+    const boom = new Error('validator bug');
+    const schemas = {
+      boom: {
+        safeParse: (): never => {
+          throw boom;
+        },
+      },
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('-a-b-a-|', { a: line('{"type":"t"}'), b: line('{"type":"boom"}') });
+      expectObservable(source.pipe(parseJsonLine({ schemas }))).toBe('-a-#', { a: { kind: 'event', event: { type: 't' }, lineNumber: 1 } }, boom);
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it.each<[string, unknown]>([
+    ['options a string', 'json'],
+    ['schemas an array', { schemas: [] }],
+    ['schemas a string', { schemas: 'pi' }],
+    ['a schema without safeParse', { schemas: { t: {} } }],
+    ['a schema whose safeParse is not a function', { schemas: { t: { safeParse: true } } }],
+    ['a schema that is a function', { schemas: { t: () => true } }],
+    ['parse not a function', { parse: 'JSON.parse' }],
+  ])('throws a TypeError at call time for %s', (_name, options) => {
+    expect(() => parseJsonLine(options as ParseJsonLineOptions)).toThrow(TypeError);
+    expect(() => parseJsonLine(options as ParseJsonLineOptions)).toThrow(/^agent-rx: /);
+  });
+
+  it('accepts zod schemas and a parse function', () => {
+    expect(() => parseJsonLine({ schemas: { t: z.looseObject({ type: z.literal('t') }) }, parse: JSON.parse })).not.toThrow();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { Subject } from 'rxjs';
-import { snapshotToDelta, type AgentEvent, type PipelineItem, type TextReading } from '../../lib/index.js';
+import { from, Subject } from 'rxjs';
+import { snapshotToDelta, type AgentEvent, type PipelineItem, type SnapshotToDeltaOptions, type TextReading } from '../../lib/index.js';
 import { ev, exit, scheduler, sourceMarble, text } from '../helpers/items.js';
 
 // A tiny dialect: `snap` events carry a snapshot, `delta` events a delta (and maybe a snapshot).
@@ -148,5 +148,78 @@ describe('snapshotToDelta', () => {
     });
     subject.next(snap('ab'));
     expect(seen).toEqual(['ab', 'c', '<event>', '<event>']);
+  });
+
+  it('errors the stream with what the reader throws, at that event, emits nothing after, and unsubscribes the source', () => {
+    const boom = new Error('reader bug');
+    const throwing = (event: AgentEvent): TextReading | null => {
+      if (event.type === 'boom') throw boom;
+      return read(event);
+    };
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-a----b-c-|', { a: snap('He'), b: ev('boom'), c: snap('Hello') });
+      expectObservable(source.pipe(snapshotToDelta({ read: throwing }))).toBe('-(1a)-#', { 1: text('He'), a: snap('He') }, boom);
+      expectSubscriptions(source.subscriptions).toBe('^-----!');
+    });
+  });
+
+  it('errors the stream with a TypeError when the reader returns something that is not a reading', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-a-a|', { a: ev('any') });
+      const result = source.pipe(snapshotToDelta({ read: () => undefined as unknown as null }));
+      expectObservable(result).toBe('-#', {}, expect.any(TypeError));
+      expectSubscriptions(source.subscriptions).toBe('^!');
+    });
+  });
+
+  it('stops reading after the reader threw, even when a synchronous source goes on', () => {
+    const boom = new Error('reader bug');
+    const seen: string[] = [];
+    const errors: unknown[] = [];
+    from<PipelineItem[]>([snap('a'), ev('boom'), snap('ab'), snap('abc')])
+      .pipe(
+        snapshotToDelta({
+          read: (event) => {
+            seen.push(event.type);
+            if (event.type === 'boom') throw boom;
+            return read(event);
+          },
+        }),
+      )
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toEqual([boom]);
+    expect(errors[0]).toBe(boom);
+    expect(seen).toEqual(['snap', 'boom']);
+  });
+
+  it('errors on subscribe, without subscribing to the source, when the reader factory throws', () => {
+    const boom = new Error('factory bug');
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<PipelineItem>('-a|', { a: snap('x') });
+      const create = (): never => {
+        throw boom;
+      };
+      expectObservable(source.pipe(snapshotToDelta({ read: { create } }))).toBe('#', {}, boom);
+      const notAReader = source.pipe(snapshotToDelta({ read: { create: () => 'reader' as unknown as () => null } }));
+      expectObservable(notAReader).toBe('#', {}, new TypeError('agent-rx: what read.create() returns must be a function; got "reader"'));
+      expectSubscriptions(source.subscriptions).toBe([]);
+    });
+  });
+
+  it.each<[string, unknown]>([
+    ['no options', undefined],
+    ['no read', {}],
+    ['read a string', { read: 'text' }],
+    ['read an object without create', { read: {} }],
+    ['read.create not a function', { read: { create: 1 } }],
+    ['maxKeys 0', { read, maxKeys: 0 }],
+    ['maxKeys -1', { read, maxKeys: -1 }],
+    ['maxKeys 1.5', { read, maxKeys: 1.5 }],
+    ['maxKeys NaN', { read, maxKeys: Number.NaN }],
+    ['maxKeys Infinity', { read, maxKeys: Number.POSITIVE_INFINITY }],
+    ['maxKeys a string', { read, maxKeys: '10' }],
+  ])('throws a TypeError at call time for %s', (_name, options) => {
+    expect(() => snapshotToDelta(options as SnapshotToDeltaOptions)).toThrow(TypeError);
+    expect(() => snapshotToDelta(options as SnapshotToDeltaOptions)).toThrow(/^agent-rx: /);
   });
 });
