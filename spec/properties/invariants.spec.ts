@@ -1,7 +1,23 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { Subject } from 'rxjs';
-import { piOutputToMessages, type CliMessage, type ProcessExit, type ProcessItem } from '../../lib/index.js';
+import { from, pipe, Subject, type OperatorFunction } from 'rxjs';
+import {
+  bufferThinkingUntilTurnEnd,
+  collectInvalidLines,
+  mapToCliMessage,
+  parseJsonLine,
+  parsePiLine,
+  piDialect,
+  piEventSchemas,
+  piOutputToMessages,
+  piTurnEnd,
+  readPiText,
+  snapshotToDelta,
+  type CliMessage,
+  type EventValidator,
+  type ProcessExit,
+  type ProcessItem,
+} from '../../lib/index.js';
 import { exit as exitItem } from '../helpers/items.js';
 
 /**
@@ -130,6 +146,45 @@ function run(items: readonly ProcessItem[]): { messages: CliMessage[]; completed
   return { messages, completed, errored };
 }
 
+// The user callbacks the operators call, and a pi pipeline in which one of them throws at its nth call.
+const CALLBACKS = ['validate', 'read', 'turnEnd', 'map', 'conclude', 'lastError', 'sessionId'] as const;
+type Callback = (typeof CALLBACKS)[number];
+
+function faultyPipeline(faulty: Callback, throwAt: number) {
+  const boom = new Error(`${faulty} bug`);
+  const calls = { count: 0, thrown: false, afterThrow: 0 };
+  const guard =
+    <A extends unknown[], R>(name: Callback, fn: (...args: A) => R) =>
+    (...args: A): R => {
+      if (name !== faulty) return fn(...args);
+      if (calls.thrown) calls.afterThrow += 1;
+      calls.count += 1;
+      if (calls.count - 1 === throwAt) {
+        calls.thrown = true;
+        throw boom;
+      }
+      return fn(...args);
+    };
+  const dialect = piDialect();
+  const schemas: Record<string, EventValidator> = Object.fromEntries(
+    Object.entries(piEventSchemas).map(([type, schema]) => [type, { safeParse: guard('validate', (value: unknown) => schema.safeParse(value)) }]),
+  );
+  const operator: OperatorFunction<ProcessItem, CliMessage> = pipe(
+    parseJsonLine({ schemas, parse: parsePiLine }),
+    collectInvalidLines(),
+    snapshotToDelta({ read: guard('read', readPiText) }),
+    bufferThinkingUntilTurnEnd({ turnEnd: guard('turnEnd', piTurnEnd) }),
+    mapToCliMessage({
+      ...dialect,
+      map: guard('map', (state, event) => dialect.map(state, event)),
+      conclude: guard('conclude', (state) => dialect.conclude(state)),
+      lastError: guard('lastError', (state) => dialect.lastError(state)),
+      sessionId: guard('sessionId', (state) => dialect.sessionId(state)),
+    }),
+  );
+  return { boom, calls, operator };
+}
+
 describe('pipeline invariants (property-based)', () => {
   it('emits exactly one terminal, last, then completes, and never errors', () => {
     fc.assert(
@@ -198,6 +253,48 @@ describe('pipeline invariants (property-based)', () => {
         if (stopAt < items.length) expect(seen.some((message) => message.type.startsWith('terminal.'))).toBe(false);
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('a callback that throws at any point errors the run with that error: nothing after it, no callback called again, the source left', () => {
+    fc.assert(
+      fc.property(runShape, fc.constantFrom(...CALLBACKS), fc.nat(), (shape, faulty, pick) => {
+        const { items } = build(shape);
+        // A first run counts the calls (-1: never throws), so that the throw lands on one of them.
+        const counting = faultyPipeline(faulty, -1);
+        from(items).pipe(counting.operator).subscribe();
+        const { boom, calls, operator } = faultyPipeline(faulty, counting.calls.count === 0 ? -1 : pick % counting.calls.count);
+        const source = new Subject<ProcessItem>();
+        const messages: CliMessage[] = [];
+        let errored: unknown = null;
+        let completed = false;
+        source.pipe(operator).subscribe({
+          next: (message) => {
+            expect(errored).toBeNull();
+            messages.push(message);
+          },
+          error: (error: unknown) => {
+            errored = error;
+          },
+          complete: () => {
+            completed = true;
+          },
+        });
+        for (const item of items) source.next(item);
+        if (calls.thrown) {
+          expect(errored).toBe(boom);
+          expect(completed).toBe(false);
+          expect(messages.some((message) => message.type.startsWith('terminal.'))).toBe(false);
+          expect(calls.afterThrow).toBe(0);
+          // Every operator unsubscribed from its source: nothing listens to the run any more.
+          expect(source.observed).toBe(false);
+        } else {
+          expect(errored).toBeNull();
+          expect(completed).toBe(true);
+          expect(messages.filter((message) => message.type.startsWith('terminal.'))).toHaveLength(1);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });
