@@ -7,6 +7,7 @@ import { colorEnabled, isTerminalStream } from './ansi.js';
 import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
 import { Spinner } from './spinner.js';
+import { onStopSignals } from './stop-signals.js';
 
 const USAGE = `usage: agent-rx <command>
 
@@ -81,12 +82,13 @@ function run(argv: readonly string[]): void {
     },
   });
 
-  // Ctrl-C: unsubscribing stops the agent; wait for its stop sequence, then exit as a shell would.
-  // A second Ctrl-C finds no handler of ours and ends at once.
-  process.once('SIGINT', () => {
+  // Ctrl-C, SIGTERM or SIGHUP: unsubscribing stops the agent; wait for its stop sequence, then
+  // exit as a shell would (130, 143, 129). A second signal ends at once.
+  onStopSignals(async (signal) => {
     subscription.unsubscribe();
     spinner?.stop();
-    if (!request.json) out(renderer.interrupted(elapsed()));
-    void stopAllRuns().finally(() => process.exit(130));
+    if (request.json) process.stderr.write(`agent-rx: ${signal}, stopping the agent (a second signal ends at once)\n`);
+    else out(renderer.interrupted(elapsed(), signal));
+    await stopAllRuns();
   });
 }

@@ -6,8 +6,8 @@ import { compactInput, formatDuration, formatUsage, lastLine, oneLine, outputHea
 export interface Renderer {
   /** The text to write for `message`; `elapsedMs` (since the run started) goes into the final line. */
   render(message: CliMessage, elapsedMs: number): string;
-  /** The text to write when the person stops the run before it ends. */
-  interrupted(elapsedMs: number): string;
+  /** The text to write when a signal (default SIGINT, Ctrl-C: "interrupted") stops the run before it ends. */
+  interrupted(elapsedMs: number, signal?: NodeJS.Signals): string;
   /** The text to write once a stopped run's processes are gone. */
   stopped(report: StopReport): string;
 }
@@ -85,8 +85,9 @@ export function createRenderer(options: RenderOptions): Renderer {
           return block(failedLines(message, elapsedMs, shownSession, c), true);
       }
     },
-    interrupted(elapsedMs) {
-      return block([c.yellow(`⏹ interrupted after ${formatDuration(elapsedMs)}, stopping the agent`)], true);
+    interrupted(elapsedMs, signal = 'SIGINT') {
+      const how = signal === 'SIGINT' ? 'interrupted' : `${signal} received`;
+      return block([c.yellow(`⏹ ${how} after ${formatDuration(elapsedMs)}, stopping the agent`)], true);
     },
     stopped(report) {
       const how = report.exitedGracefully ? 'stopped gracefully' : `killed (${plural(report.killed.length, 'process', 'processes')})`;

@@ -7,6 +7,7 @@ import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../age
 import type { CliMessage } from '../messages.js';
 import { runClaudeCode } from '../sources/run-claude-code.js';
 import { runPi } from '../sources/run-pi.js';
+import { parseDuration } from './duration.js';
 import { replayFile } from './replay.js';
 
 export const AGENTS = ['pi', 'claude'] as const;
@@ -14,8 +15,10 @@ export type AgentName = (typeof AGENTS)[number];
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
 
-Runs a coding agent and shows its messages as they stream; exit code 0 when the run
-completed, 1 when it failed, 130 when interrupted with Ctrl-C (the agent is stopped).
+Runs a coding agent and shows its messages as they stream. Exit code: 0 when the run
+completed, 1 when it failed (a time limit that ran out included), 2 on a usage error. Ctrl-C
+(SIGINT), SIGTERM or SIGHUP stops the agent and its tool processes first, then exits with 130,
+143 or 129; a second signal ends at once.
 
 options:
   --agent <pi|claude>     which agent CLI (default pi)
@@ -27,12 +30,17 @@ options:
   --executable <path>     the agent executable (default: pi or claude on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --no-agent-retry        switch off the agent's own retries
-  --grace <ms>            how long the agent may take to stop before it is killed (default 2000)
+  --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
+  --idle-timeout <duration>
+                          stop the agent when it prints nothing for this long (the run fails: timeout)
+  --grace <duration>      how long the agent may take to stop before it is killed (default 2s)
   --json                  one message per line (NDJSON), for jq and logs
   --replay <file>         replay a recorded stdout file of the agent through the same pipeline
                           (offline; no agent runs; the prompt is optional)
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
+
+durations: a number of ms (1500), or a number with a unit ms, s, m or h (500ms, 90s, 10m, 2h)
 `;
 
 /** What the command line asked for, or why it cannot be done. */
@@ -44,17 +52,31 @@ export type RunRequest =
       readonly json: boolean;
       readonly color: boolean | undefined;
       readonly replay: string | undefined;
+      /** The time options given to the run (only those on the command line). */
+      readonly limits: RunLimits;
       readonly source: () => Observable<CliMessage>;
     }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
+
+/** `--grace`, `--timeout` and `--idle-timeout` as run options, in ms. */
+export interface RunLimits {
+  readonly gracePeriodMs?: number;
+  readonly timeoutMs?: number;
+  readonly idleTimeoutMs?: number;
+}
+
+/** The longest time limit a timer can hold (2^31 - 1 ms, about 24.8 days). */
+const MAX_LIMIT_MS = 2 ** 31 - 1;
+const DURATION_OPTIONS = new Set(['--grace', '--timeout', '--idle-timeout']);
+const DURATION_HINT = 'such as 5000 (ms), 90s, 10m or 2h';
 
 // Parses `run`'s arguments with node:util's parseArgs; never throws on bad input.
 export function parseRunArgs(argv: readonly string[]): RunRequest {
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeDurations(argv),
       allowPositionals: true,
       options: {
         agent: { type: 'string', default: 'pi' },
@@ -67,6 +89,8 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
         'allowed-tools': { type: 'string' },
         'no-agent-retry': { type: 'boolean', default: false },
         grace: { type: 'string' },
+        timeout: { type: 'string' },
+        'idle-timeout': { type: 'string' },
         json: { type: 'boolean', default: false },
         replay: { type: 'string' },
         'no-color': { type: 'boolean', default: false },
@@ -86,15 +110,29 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   if (values.thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(values.thinking)) {
     return { kind: 'usage-error', message: `--thinking must be one of ${PI_THINKING_LEVELS.join(', ')}` };
   }
-  const grace = values.grace === undefined ? undefined : Number(values.grace);
-  if (grace !== undefined && (!Number.isFinite(grace) || grace < 0)) return { kind: 'usage-error', message: '--grace must be a number of ms' };
+  const limits: Partial<Record<keyof RunLimits, number>> = {};
+  for (const [flag, key, zeroAllowed] of [
+    ['grace', 'gracePeriodMs', true],
+    ['timeout', 'timeoutMs', false],
+    ['idle-timeout', 'idleTimeoutMs', false],
+  ] as const) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    const ms = parseDuration(text);
+    if (ms === null || (!zeroAllowed && ms === 0)) {
+      const what = zeroAllowed ? 'a duration' : 'a duration > 0';
+      return { kind: 'usage-error', message: `--${flag} must be ${what} ${DURATION_HINT}; got '${text}'` };
+    }
+    if (ms > MAX_LIMIT_MS) return { kind: 'usage-error', message: `--${flag} must be at most ${MAX_LIMIT_MS} ms (about 24 days); got '${text}'` };
+    limits[key] = ms;
+  }
   const common = {
     // A replay needs no prompt; the sources still require one.
     prompt: prompt === '' ? '(replay)' : prompt,
     ...(values.executable === undefined ? {} : { executable: values.executable }),
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
-    ...(grace === undefined ? {} : { gracePeriodMs: grace }),
+    ...limits,
     ...(values['no-agent-retry'] ? { agentRetry: false } : {}),
   };
   const session = values.session;
@@ -126,7 +164,28 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
-  return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, source };
+  return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source };
+}
+
+// parseArgs refuses `--grace -5` as ambiguous (the value looks like an option): hand such a value
+// over as `--grace=-5`, so that the validator says what is wrong with it.
+function joinNegativeDurations(argv: readonly string[]): string[] {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] ?? '';
+    const next = argv[i + 1];
+    if (arg === '--') {
+      args.push(...argv.slice(i));
+      break;
+    }
+    if (DURATION_OPTIONS.has(arg) && next !== undefined && /^-[\d.]/.test(next)) {
+      args.push(`${arg}=${next}`);
+      i += 1;
+    } else {
+      args.push(arg);
+    }
+  }
+  return args;
 }
 
 function isAgent(value: string): value is AgentName {

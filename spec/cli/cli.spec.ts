@@ -1,17 +1,23 @@
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { CliMessageSchema, piOutputToMessages, type ProcessItem } from '../../lib/index.js';
+import { parseDuration } from '../../lib/cli/duration.js';
+import { parseRunArgs, type RunRequest } from '../../lib/cli/run-command.js';
+import { exitCodeFor } from '../../lib/cli/stop-signals.js';
 import { exit } from '../helpers/items.js';
 import { fixture, isAlive } from '../helpers/processes.js';
+import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const CLI = ['--import', 'tsx', CLI_MAIN];
 const REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-replay.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-cli-'));
 
@@ -135,32 +141,122 @@ describe('agent-rx run in a terminal (tmux)', () => {
 
   it('Ctrl-C mid-run stops the agent, exits 130, and leaves no process', async () => {
     const exitFile = join(scratch, 'ctrl-c.exit');
-    const tag = `AGENT_RX_CLI_TEST=${randomUUID()}`;
-    const [tagName, tagValue] = tag.split('=') as [string, string];
-    tmuxRun(['run', '--executable', REPLAY_AGENT, '--model', 'tool_call_then_text', 'Run a tool'], { PI_REPLAY_SPEED: '3', [tagName]: tagValue }, exitFile);
+    const tag = createProcessTag('AGENT_RX_CLI_TEST');
+    tmuxRun(['run', '--executable', REPLAY_AGENT, '--model', 'tool_call_then_text', 'Run a tool'], { PI_REPLAY_SPEED: '3', ...tag.env }, exitFile);
     await waitFor(() => screen().includes('Let me'), 'the first streamed text');
-    const agents = tagged(tag);
+    const agents = tag.processes().map(({ pid }) => pid);
     expect(agents.length).toBeGreaterThan(0);
     execFileSync('tmux', ['send-keys', '-t', session, 'C-c']);
     await waitFor(() => readExit(exitFile) !== null, 'the CLI to exit');
     expect(readExit(exitFile)).toBe(130);
     expect(screen()).toContain('interrupted');
     expect(agents.filter(isAlive)).toEqual([]);
-    expect(tagged(tag)).toEqual([]);
+    expect(tag.processes()).toEqual([]);
   });
 });
 
-/** Live processes whose environment holds `tag`. */
-function tagged(tag: string): number[] {
-  const found: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/environ`).includes(`${tag}\0`) && isAlive(Number(name))) found.push(Number(name));
-    } catch {
-      // gone
-    }
+const FAKE_TOOL_AGENT = 'spec/fixtures/fake-agent-tool.mjs';
+
+// SIGTERM (service managers, `timeout`, `docker stop`) and SIGHUP (a closed terminal) stop the run
+// as Ctrl-C does. The fake agent's tool runs in its own session, as pi's bash tool does.
+(process.platform === 'linux' ? describe : describe.skip)('agent-rx run stopped by a signal (Linux: /proc scan)', () => {
+  const children: TaggedChild[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.cleanUp();
+  });
+
+  function startCli(args: readonly string[], env: Readonly<Record<string, string>> = {}): TaggedChild {
+    const child = startTaggedNode([CLI_MAIN, 'run', ...args], 'AGENT_RX_CLI_TEST', env);
+    children.push(child);
+    return child;
   }
-  return found;
-}
+
+  // The pids the fake agent reports in its tool.update, once its tool runs.
+  async function toolStarted(cli: TaggedChild): Promise<{ toolPid: number; agentPid: number }> {
+    const line = await cli.waitForLine(/"type":"tool\.update"/);
+    return JSON.parse((JSON.parse(line) as { output: string }).output) as { toolPid: number; agentPid: number };
+  }
+
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+    ['SIGINT', 130],
+  ] as const)('on %s during a tool call it stops the agent and its tool, exits %i, and leaves no process', async (signal, code) => {
+    const cli = startCli(['--json', '--executable', FAKE_TOOL_AGENT, 'run a tool']);
+    const { toolPid, agentPid } = await toolStarted(cli);
+    expect([isAlive(agentPid), isAlive(toolPid)]).toEqual([true, true]);
+    cli.child.kill(signal);
+    const exited = await cli.exitWithin(15_000);
+    const survivors = await cli.tag.waitUntilNone(5_000);
+    expect({ exited, survivors }).toEqual({ exited: { code, signal: null }, survivors: [] });
+    expect(cli.stderr()).toContain(`agent-rx: ${signal}, stopping the agent`);
+  });
+
+  it('a second signal ends at once, while the first one still waits out the grace period of an agent that ignores it', async () => {
+    const cli = startCli(['--json', '--grace', '20s', '--executable', FAKE_TOOL_AGENT, 'run a tool'], { FAKE_AGENT_IGNORE_SIGNALS: '1' });
+    await toolStarted(cli);
+    cli.child.kill('SIGTERM');
+    await cli.waitForStderr('stopping the agent');
+    expect(await cli.exitWithin(300)).toBe('still running');
+    const startedAt = performance.now();
+    cli.child.kill('SIGINT');
+    const exited = await cli.exitWithin(15_000);
+    const tookMs = performance.now() - startedAt;
+    const survivors = await cli.tag.waitUntilNone(10_000);
+    expect({ exited, survivors, quick: tookMs < 5_000 }).toEqual({ exited: { code: 130, signal: null }, survivors: [], quick: true });
+  });
+});
+
+describe('agent-rx run: durations and time limits', () => {
+  const run = (argv: readonly string[]): Extract<RunRequest, { kind: 'run' }> => {
+    const request = parseRunArgs(argv);
+    if (request.kind !== 'run') throw new Error(`not a run: ${JSON.stringify(request)}`);
+    return request;
+  };
+  const usageError = (argv: readonly string[]): string => {
+    const request = parseRunArgs(argv);
+    if (request.kind !== 'usage-error') throw new Error(`not a usage error: ${JSON.stringify(request)}`);
+    return request.message;
+  };
+
+  it('reads a duration as ms, or with a unit ms, s, m or h', () => {
+    expect(['1500', '0', '250ms', '90s', '1.5s', '.5s', '10m', '2h'].map(parseDuration)).toEqual([1500, 0, 250, 90_000, 1500, 500, 600_000, 7_200_000]);
+    expect(['', 's', '-5', '+5', '5x', '5 s', '1e3', 'Infinity', '5S', '1.2.3'].map(parseDuration)).toEqual(Array(10).fill(null));
+  });
+
+  it('maps --timeout, --idle-timeout and --grace to timeoutMs, idleTimeoutMs and gracePeriodMs', () => {
+    expect(run(['--timeout', '10m', '--idle-timeout=90s', '--grace', '500', 'hi']).limits).toEqual({
+      timeoutMs: 600_000,
+      idleTimeoutMs: 90_000,
+      gracePeriodMs: 500,
+    });
+    expect(run(['--grace', '0', 'hi']).limits).toEqual({ gracePeriodMs: 0 });
+    expect(run(['--grace', '2s', '--agent', 'claude', 'hi']).limits).toEqual({ gracePeriodMs: 2000 });
+    expect(run(['hi']).limits).toEqual({});
+  });
+
+  it('answers a bad duration, a zero time limit or a negative value with a usage error that names the flag', () => {
+    expect(usageError(['--timeout', 'soon', 'hi'])).toBe("--timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got 'soon'");
+    expect(usageError(['--idle-timeout', '0', 'hi'])).toBe("--idle-timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '0'");
+    expect(usageError(['--timeout', '30d', 'hi'])).toContain('--timeout must be a duration > 0');
+    expect(usageError(['--timeout', '1000h', 'hi'])).toBe("--timeout must be at most 2147483647 ms (about 24 days); got '1000h'");
+    // parseArgs alone calls `--grace -5` ambiguous; the value reaches the validator instead.
+    expect(usageError(['--grace', '-5', 'hi'])).toBe("--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'");
+    expect(usageError(['--timeout', '-1s', 'hi'])).toContain("--timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '-1s'");
+    expect(usageError(['--grace=-5', 'hi'])).toContain("got '-5'");
+    // After `--`, everything is prompt.
+    expect(run(['--', '--grace', '-5']).prompt).toBe('--grace -5');
+  });
+
+  it('exits 2 with the message and the usage for a bad duration', async () => {
+    const result = await cli(['run', '--grace', '-5', 'hi']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("agent-rx run: --grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'");
+    expect(result.stderr).toContain('--idle-timeout <duration>');
+  });
+
+  it('exits as a shell reports a command ended by the signal', () => {
+    expect([exitCodeFor('SIGINT'), exitCodeFor('SIGTERM'), exitCodeFor('SIGHUP')]).toEqual([130, 143, 129]);
+  });
+});
 

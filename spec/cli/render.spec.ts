@@ -153,6 +153,12 @@ describe('createRenderer', () => {
     );
   });
 
+  it('names a signal other than Ctrl-C in the stop line', () => {
+    const renderer = createRenderer({ color: false });
+    expect(renderer.interrupted(1200, 'SIGTERM')).toBe('⏹ SIGTERM received after 1.2s, stopping the agent\n');
+    expect(renderer.interrupted(1200, 'SIGINT')).toBe(renderer.interrupted(1200));
+  });
+
   it('keeps no state between renderers', () => {
     const first = createRenderer({ color: false });
     first.render({ type: 'assistant', text: 'Hi' }, 0);
