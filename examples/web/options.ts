@@ -17,13 +17,14 @@ By default the agent is a bundled replay of a recorded pi run (offline, no API k
   --real                run the real \`pi\` on PATH instead (also: AGENT_RX_WEB_REAL=1)
   --provider <name>     passed to pi
   --model <id>          passed to pi
+  --executable <path>   the pi executable for --real (default: pi on PATH)
   -h, --help            this text
 `;
 
 /** Which agent a run starts: the bundled replay, or the real pi. */
 export type AgentChoice =
   | { readonly kind: 'replay'; readonly transcript: string; readonly env?: Readonly<Record<string, string>> }
-  | { readonly kind: 'pi'; readonly provider?: string; readonly model?: string };
+  | { readonly kind: 'pi'; readonly provider?: string; readonly model?: string; readonly executable?: string };
 
 export type WebRequest =
   | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice }
@@ -42,6 +43,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
         real: { type: 'boolean' },
         provider: { type: 'string' },
         model: { type: 'string' },
+        executable: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -54,11 +56,17 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (!/^\d+$/.test(portText) || port > 65_535) return { kind: 'usage-error', message: `--port must be a port number, got '${portText}'` };
   const real = values.real === true || env['AGENT_RX_WEB_REAL'] === '1';
   if (real && values.transcript !== undefined) return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
-  if (!real && (values.provider !== undefined || values.model !== undefined)) {
-    return { kind: 'usage-error', message: '--provider and --model are for the real pi: add --real' };
+  if (!real && (values.provider !== undefined || values.model !== undefined || values.executable !== undefined)) {
+    return { kind: 'usage-error', message: '--provider, --model and --executable are for the real pi: add --real' };
   }
+  if (values.executable === '') return { kind: 'usage-error', message: '--executable must be a path' };
   const agent: AgentChoice = real
-    ? { kind: 'pi', ...(values.provider === undefined ? {} : { provider: values.provider }), ...(values.model === undefined ? {} : { model: values.model }) }
+    ? {
+        kind: 'pi',
+        ...(values.provider === undefined ? {} : { provider: values.provider }),
+        ...(values.model === undefined ? {} : { model: values.model }),
+        ...(values.executable === undefined ? {} : { executable: values.executable }),
+      }
     : { kind: 'replay', transcript: values.transcript ?? DEFAULT_TRANSCRIPT };
   return { kind: 'serve', port, agent };
 }
@@ -66,7 +74,12 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
 // The runPi options of one run: Node running the replay script (a transcript is a "model"), or pi.
 export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: string): RunPiOptions {
   if (agent.kind === 'pi') {
-    return { prompt, ...(agent.provider === undefined ? {} : { provider: agent.provider }), ...(agent.model === undefined ? {} : { model: agent.model }) };
+    return {
+      prompt,
+      ...(agent.provider === undefined ? {} : { provider: agent.provider }),
+      ...(agent.model === undefined ? {} : { model: agent.model }),
+      ...(agent.executable === undefined ? {} : { executable: agent.executable }),
+    };
   }
   return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
 }
@@ -75,5 +88,5 @@ export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: 
 export function describeAgent(agent: AgentChoice): string {
   if (agent.kind === 'replay') return `replay of a recorded pi run: ${agent.transcript} (offline; --real runs pi)`;
   const model = [agent.provider, agent.model].filter((part) => part !== undefined).join('/');
-  return `pi${model === '' ? '' : ` (${model})`}`;
+  return `${agent.executable ?? 'pi'}${model === '' ? '' : ` (${model})`}`;
 }

@@ -6,10 +6,11 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap } from 'rxjs';
-import { isTerminal, runPi, type StopReport } from '../../lib/index.js';
+import { isTerminal, runPi, stopAllRuns, type StopReport } from '../../lib/index.js';
 import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice } from './options.js';
 import { serveSse } from './sse.js';
 
@@ -168,11 +169,20 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   } else {
     const server = await startWebServer({ port: request.port, agent: request.agent });
     process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}\n${server.url}\n`);
-    const shutdown = () => {
-      process.stdout.write('stopping: open runs are stopped first\n');
-      void server.close().finally(() => process.exit(0));
+    // Ctrl-C, SIGTERM or SIGHUP: close (open streams end, which stops their runs), wait until
+    // every run's processes are gone, then exit as a shell would (130, 143, 129). A second
+    // signal ends at once; the library still kills what is left as the process exits.
+    let stopping = false;
+    const shutdown = (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => {
+      const exit = (): never => process.exit(128 + constants.signals[signal]);
+      if (stopping) exit();
+      stopping = true;
+      process.stdout.write(`${signal}: stopping open runs first (a second signal ends at once)\n`);
+      server
+        .close()
+        .then(() => stopAllRuns())
+        .then(exit, exit);
     };
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, shutdown);
   }
 }

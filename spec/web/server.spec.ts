@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { request } from 'node:http';
 import { CliMessageSchema, type StopReport } from '../../lib/index.js';
 import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor } from '../../examples/web/options.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { isAlive } from '../helpers/processes.js';
+import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { replayAgentsOfThisProcess, treeOf, waitUntil } from './agent-processes.js';
 import { requestSse } from './sse-client.js';
 
@@ -125,12 +126,50 @@ describe('parseWebArgs', () => {
     expect(parseWebArgs([], { AGENT_RX_WEB_REAL: '1', PORT: '3000' })).toEqual({ kind: 'serve', port: 3000, agent: { kind: 'pi' } });
   });
 
+  it('runs another pi executable with --real --executable', () => {
+    const request = parseWebArgs(['--real', '--executable', '/opt/pi/bin/pi'], {});
+    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'pi', executable: '/opt/pi/bin/pi' } });
+    if (request.kind !== 'serve') return;
+    expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', executable: '/opt/pi/bin/pi' });
+    expect(describeAgent(request.agent)).toBe('/opt/pi/bin/pi');
+  });
+
   it('answers usage errors and help without throwing', () => {
     expect(parseWebArgs(['--port', 'x'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseWebArgs(['--port', '70000'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseWebArgs(['--real', '--transcript', 'text'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseWebArgs(['--model', 'x'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseWebArgs(['--nope'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseWebArgs(['--executable', './pi'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseWebArgs(['-h'], {})).toEqual({ kind: 'help' });
+  });
+});
+
+// The server as `npm run web` runs it, ended by a signal while a run's agent is in a tool call
+// (the fake tool agent, its tool in its own session as pi's bash tool is).
+(process.platform === 'linux' ? describe : describe.skip)('examples/web/server.ts stopped by a signal (Linux: /proc scan)', () => {
+  const children: TaggedChild[] = [];
+  afterEach(() => {
+    for (const child of children.splice(0)) child.cleanUp();
+  });
+
+  it.each([
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+    ['SIGINT', 130],
+  ] as const)('on %s during a tool call it stops the run, exits %i, and leaves no process', async (signal, code) => {
+    const web = startTaggedNode(['examples/web/server.ts', '--real', '--executable', 'spec/fixtures/fake-agent-tool.mjs'], 'AGENT_RX_WEB_TEST');
+    children.push(web);
+    const url = await web.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const client = requestSse(new URL('/run?prompt=hello', url).href);
+    await client.waitForEvents(4); // session, text, tool call, the tool's pids
+    const { toolPid, agentPid } = JSON.parse((client.events()[3] as { output: string }).output) as { toolPid: number; agentPid: number };
+    expect([isAlive(agentPid), isAlive(toolPid)]).toEqual([true, true]);
+    web.child.kill(signal);
+    const exited = await web.exitWithin(15_000);
+    const survivors = await web.tag.waitUntilNone(5_000);
+    expect({ exited, survivors }).toEqual({ exited: { code, signal: null }, survivors: [] });
+    expect(web.stdout()).toContain(`${signal}: stopping open runs first`);
+    client.request.destroy();
   });
 });
