@@ -1,4 +1,4 @@
-import { installHostExitHooks } from './host-exit.js';
+import { installHostExitHooks, removeHostExitHooks } from './host-exit.js';
 import { removeHostTempDir } from './host-temp.js';
 import { ensureKeeper, keeperGroup } from './keeper.js';
 import { readProcessTableSync, readStatSync, type ProcessEntry } from './process-table.js';
@@ -25,19 +25,25 @@ const active = new Set<TrackedRun>();
 /** The host's start time: no process of its runs started earlier. */
 let hostStartTime: string | undefined;
 
-/** Tracks a run from its spawn until its processes are gone; the first one installs the host hooks. */
+/**
+ * Tracks a run from its spawn until its processes are gone. While any run is tracked, the host's
+ * exit hooks are installed; the keeper is started with the first run and stays.
+ */
 export function track(run: TrackedRun): void {
-  if (hostStartTime === undefined) {
-    hostStartTime = readStatSync(process.pid)?.startTime ?? '';
-    installHostExitHooks(killEverythingNow);
-  }
+  hostStartTime ??= readStatSync(process.pid)?.startTime ?? '';
+  installHostExitHooks(killEverythingNow);
   ensureKeeper();
   active.add(run);
   if (run.groupId !== null) keeperGroup(run.groupId, true);
 }
 
 export function untrack(run: TrackedRun): void {
-  if (active.delete(run) && run.groupId !== null) keeperGroup(run.groupId, false);
+  if (!active.delete(run)) return;
+  if (run.groupId !== null) keeperGroup(run.groupId, false);
+  if (active.size === 0) {
+    removeHostExitHooks();
+    removeHostTempDir();
+  }
 }
 
 /** How many runs are tracked: running, stopping, or cleaning up after their exit. */

@@ -25,9 +25,10 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): string | null
  * killer), where nothing inside the host can run. It reads its stdin, a pipe from the host, until
  * the pipe closes, which happens when the host dies, however it dies. Lines `+<pgid>` and
  * `-<pgid>` tell it which process groups the host's runs lead. When the pipe closes it SIGKILLs
- * those groups while they have members and every process whose environment holds the host's
- * token (`$1`, found with one `grep` over /proc/<pid>/environ), until two scans in a row find
- * nothing (at most 5 s), removes the host's temporary folder (`$2`), and exits. After a normal
+ * those groups (once: the kernel lets no child of a group escape a kill of the group by forking),
+ * then every process whose environment holds the host's token (`$1`, found with one `grep` over
+ * /proc/<pid>/environ), until two scans in a row find none (at most 100 rounds), removes the
+ * host's temporary folder (`$2`), and exits. After a normal
  * exit the host has already killed everything, so the keeper finds nothing and exits at once.
  */
 export const KEEPER_SCRIPT = `trap '' INT HUP
@@ -39,12 +40,10 @@ while read -r line; do
     -*) case $groups in *" $pg "*) groups="\${groups%% $pg *} \${groups#* $pg }" ;; esac ;;
   esac
 done
+for g in $groups; do kill -9 "-$g" 2>/dev/null; done
 empty=0 round=0
 while [ "$empty" -lt 2 ] && [ "$round" -lt 100 ]; do
   round=$((round + 1)) found=
-  alive=' '
-  for g in $groups; do kill -9 "-$g" 2>/dev/null && alive="$alive$g " && found=1; done
-  groups=$alive
   for f in $(grep -l -a -F -e "$token" /proc/[0-9]*/environ 2>/dev/null); do
     p=\${f#/proc/}
     kill -9 "\${p%/environ}" 2>/dev/null && found=1
