@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, large, first, cancel, memory, concurrency, stages
+//   BENCH_ONLY=a,b           only these sections: throughput, large, first, cancel, host, memory, concurrency, stages
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
 import { execFileSync } from 'node:child_process';
@@ -13,6 +13,7 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { cancelLatency, CANCEL_CASES } from './cancel-latency.js';
 import { concurrency } from './concurrency.js';
 import { firstMessage } from './first-message.js';
+import { keeperCost, stopAllTime } from './host.js';
 import { heapAfterRuns } from './memory.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
@@ -142,6 +143,32 @@ try {
           ]),
           ['(attribution) one /proc scan with the run marker, as the stop sequence makes before signalling', '', '10', spread(summarize(scans), 1), '', '', `${processes} processes`, '', ''],
         ],
+      ),
+    );
+  }
+
+  if (runs('host')) {
+    const keeper = await keeperCost(quick ? 3 : 10);
+    const stopAll = [
+      await stopAllTime(1, 'forever.mjs', 2000, quick ? 3 : 10),
+      await stopAllTime(20, 'forever.mjs', 2000, quick ? 2 : 5),
+      await stopAllTime(20, 'ignore-signals.mjs', 500, quick ? 2 : 3),
+    ];
+    result['host'] = { keeper, stopAll };
+    report.push(
+      ...table(
+        `The keeper (started once per host, with its first run), each sample in a fresh host, ${keeper.repetitions} repetitions, against the smallest second Node process`,
+        ['measure', 'keeper (/bin/sh)', 'node -e', 'keeper / node'],
+        [
+          ['host time in ensureKeeper() (the synchronous spawn) ms', spread(keeper.ensureMs, 2), spread(keeper.nodeSpawnMs, 2), ''],
+          ['start → script running ms', spread(keeper.keeperReadyMs, 1), spread(keeper.nodeReadyMs, 1), x(keeper.readyRatio)],
+          ['resident memory kB', spread(keeper.keeperRssKB, 0), spread(keeper.nodeRssKB, 0), x(keeper.rssRatio)],
+        ],
+      ),
+      ...table(
+        'stopAllRuns() → every listening subscriber has its terminal and completed, against unsubscribe → every root gone (the same stop sequence)',
+        ['runs', 'fixture', 'grace ms', 'stopAllRuns ms', 'unsubscribe ms', 'ratio'],
+        stopAll.map((row) => [String(row.runs), row.fixture, String(row.gracePeriodMs), spread(row.stopAllMs, 1), spread(row.unsubscribeMs, 1), x(row.ratio)]),
       ),
     );
   }

@@ -3,8 +3,13 @@
 // run carries (independent of the library's own bookkeeping), the unhandled errors, and the heap.
 // Exits non-zero when anything survived or went wrong.
 //
+// Then hosts die with runs active, by every path (process.exit, an uncaught exception, an unhandled
+// rejection, SIGTERM, SIGINT, SIGHUP, the README's SIGTERM recipe, SIGKILL) at random points, and
+// what each left is counted the same way (bench/soak-hosts.ts).
+//
 // Environment: SOAK_RUNS (default 1000), SOAK_CONCURRENCY (8), SOAK_GRACE_MS (100), SOAK_SEED,
-// SOAK_ONLY (only the fixtures whose name contains this text).
+// SOAK_ONLY (only the fixtures whose name contains this text), SOAK_HOSTS (default 80 host deaths,
+// 0 for none).
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
@@ -13,6 +18,7 @@ import type { Observable } from 'rxjs';
 import { activeRunCount, processLines, runPi, stopAllRuns, type StopReport } from '../lib/index.js';
 import { AGENT } from './cancel-latency.js';
 import { serveCommand } from './readers.js';
+import { hostDeaths } from './soak-hosts.js';
 import { piStream, removeStream } from './stream.js';
 import { delay, fixture, isAlive, summarize } from './util.js';
 
@@ -20,6 +26,7 @@ const RUNS = Number(process.env['SOAK_RUNS'] ?? 1000);
 const CONCURRENCY = Number(process.env['SOAK_CONCURRENCY'] ?? 8);
 const GRACE_MS = Number(process.env['SOAK_GRACE_MS'] ?? 100);
 const SEED = Number(process.env['SOAK_SEED'] ?? Date.now() % 1_000_000);
+const HOSTS = Number(process.env['SOAK_HOSTS'] ?? 80);
 const TAG_NAME = 'AGENT_RX_SOAK_TAG';
 const TAG = randomUUID();
 /** Which run a process belongs to, to say what left a survivor behind. */
@@ -247,6 +254,10 @@ for (const { pid } of survivors) {
   }
 }
 removeStream(replay);
+console.log(`soak: ${HOSTS} host deaths, 2 at a time`);
+const hostsStarted = performance.now();
+const deaths = await hostDeaths(HOSTS, 2, random);
+const hostSeconds = (performance.now() - hostsStarted) / 1000;
 await delay(50);
 const handlesAtEnd = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles().length;
 heap.push({ runs: RUNS, heapMB: heapMB() });
@@ -271,9 +282,36 @@ const summary = {
   heapSummary: summarize(heap.map((sample) => sample.heapMB)),
   byFixture: Object.fromEntries(byFixture),
   byCancelPoint: Object.fromEntries(byCancel),
+  hostDeaths: {
+    seconds: Math.round(hostSeconds),
+    hosts: deaths.hosts,
+    survivors: deaths.survivors,
+    leftFiles: deaths.leftFiles,
+    wrongEnding: deaths.wrongEnding,
+    byPath: Object.fromEntries(
+      Object.entries(deaths.byPath).map(([path, row]) => [
+        path,
+        { hosts: row.hosts, survivors: row.survivors, leftFiles: row.leftFiles, wrongEnding: row.wrongEnding, msToClean: summarize(row.msToClean) },
+      ]),
+    ),
+    samples: deaths.samples,
+  },
 };
 console.log(JSON.stringify(summary, null, 2));
 const failed =
-  survivors.length > 0 || unhandled > 0 || tally.subscriberErrors > 0 || tally.badEndings > 0 || tracked > 0 || tally.runs !== RUNS || !heapBounded;
-console.log(failed ? 'soak: FAILED' : `soak: OK — ${RUNS} runs, 0 surviving processes, 0 unhandled errors, heap ${warm.toFixed(1)} → ${final.toFixed(1)} MB`);
+  survivors.length > 0 ||
+  unhandled > 0 ||
+  tally.subscriberErrors > 0 ||
+  tally.badEndings > 0 ||
+  tracked > 0 ||
+  tally.runs !== RUNS ||
+  !heapBounded ||
+  deaths.survivors > 0 ||
+  deaths.leftFiles > 0 ||
+  deaths.wrongEnding > 0;
+console.log(
+  failed
+    ? 'soak: FAILED'
+    : `soak: OK — ${RUNS} runs, 0 surviving processes, 0 unhandled errors, heap ${warm.toFixed(1)} → ${final.toFixed(1)} MB; ${deaths.hosts} host deaths, 0 survivors, 0 files left`,
+);
 process.exitCode = failed ? 1 : 0;
