@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { processLines, stopAllRuns } from '../../lib/index.js';
+import { readFileSync } from 'node:fs';
 import { installHostExitHooks, removeHostExitHooks } from '../../lib/process/host-exit.js';
+import { keeperPid } from '../../lib/process/keeper.js';
 import { fixture, startUntil } from '../helpers/processes.js';
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
@@ -19,6 +21,22 @@ describe('host exit hooks', () => {
     run.stop();
     await run.stopped;
     expect(counts()).toEqual(before);
+  });
+
+  it('start the keeper with the first run, in a session of its own, and keep it for later runs (Linux)', async () => {
+    if (process.platform !== 'linux') return;
+    const run = await startUntil('forever.mjs', [], (text) => text.startsWith('ready'));
+    const keeper = keeperPid();
+    expect(keeper).toBeDefined();
+    const stat = readFileSync(`/proc/${String(keeper)}/stat`, 'latin1');
+    const [, , pgrp, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    expect([Number(pgrp), Number(session)]).toEqual([keeper, keeper]);
+    run.stop();
+    await run.stopped;
+    const again = await startUntil('forever.mjs', [], (text) => text.startsWith('ready'));
+    expect(keeperPid()).toBe(keeper);
+    again.stop();
+    await again.stopped;
   });
 
   it('keep their signal listener in front of any the host adds later, even with prependOnceListener', async () => {
