@@ -82,13 +82,15 @@ function run(argv: readonly string[]): void {
     },
   });
 
-  // Ctrl-C, SIGTERM or SIGHUP: unsubscribing stops the agent; wait for its stop sequence, then
-  // exit as a shell would (130, 143, 129). A second signal ends at once.
+  // Ctrl-C, SIGTERM or SIGHUP: stopAllRuns() runs the agent's stop sequence and ends the run
+  // in-band (its terminal.failed, reason stopped, is shown or printed like any other); then exit as
+  // a shell would (130, 143, 129). A replay has no process: it ends by unsubscribing. A second
+  // signal ends at once.
   onStopSignals(async (signal) => {
-    subscription.unsubscribe();
     spinner?.stop();
     if (request.json) process.stderr.write(`agent-rx: ${signal}, stopping the agent (a second signal ends at once)\n`);
     else out(renderer.interrupted(elapsed(), signal));
     await stopAllRuns();
+    subscription.unsubscribe();
   });
 }

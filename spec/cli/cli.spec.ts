@@ -190,6 +190,8 @@ const FAKE_TOOL_AGENT = 'spec/fixtures/fake-agent-tool.mjs';
     const survivors = await cli.tag.waitUntilNone(5_000);
     expect({ exited, survivors }).toEqual({ exited: { code, signal: null }, survivors: [] });
     expect(cli.stderr()).toContain(`agent-rx: ${signal}, stopping the agent`);
+    // The run still ends in-band: its last line is its terminal message.
+    expect(JSON.parse(cli.stdout().trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'stopped' });
   });
 
   it('a second signal ends at once, while the first one still waits out the grace period of an agent that ignores it', async () => {
