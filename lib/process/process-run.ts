@@ -1,15 +1,15 @@
 import type { Subscription } from 'rxjs';
 import { isObservable } from 'rxjs';
 import type { ProcessExit } from './items.js';
-import { LineFramer, type Frame } from './line-framer.js';
+import type { Frame } from './line-framer.js';
 import type { ResolvedProcessOptions, StopReport } from './options.js';
 import { describe, type ProcessEntry } from './process-table.js';
 import { track, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
 import { sendSignal } from './signals.js';
-import { spawnFailure, spawnRoot, type Subprocess } from './spawn.js';
-import { StderrTail } from './stderr-tail.js';
+import { readOutput } from './read-output.js';
+import { spawnRoot, type Subprocess } from './spawn.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
 import { startTimeLimits, type TimeLimits } from './time-limits.js';
@@ -78,7 +78,7 @@ class Run implements TrackedRun, ProcessRun {
     this.#limits = startTimeLimits(options, (cause) => {
       this.stop(cause);
     });
-    this.#wireOutput(subprocess, pid);
+    this.#readOutput(subprocess, pid);
     const stdin = options.stdin;
     if (isObservable(stdin) && subprocess.stdin !== null) {
       this.#stdinFeed = feedStdin(subprocess.stdin, stdin, (message) => this.#errors.push(message));
@@ -97,59 +97,26 @@ class Run implements TrackedRun, ProcessRun {
     return this.#tree?.killNow(table, !this.#machine.rootExited) ?? 0;
   }
 
-  #wireOutput(subprocess: Subprocess, pid: number | null): void {
-    const framer = new LineFramer(this.#options.maxLineBytes);
-    const tail = new StderrTail(this.#options.stderrTailBytes);
-    const emit = (frame: Frame): void => this.#listener?.frame(frame);
-    // Keep draining after a stop, so a child blocked on a full pipe can still handle its interrupt.
-    subprocess.stdout.on('data', (chunk: Buffer) => {
-      this.#limits?.activity();
-      if (this.#listener !== null) framer.push(chunk, emit);
-    });
-    subprocess.stderr.on('data', (chunk: Buffer) => {
-      tail.push(chunk);
-    });
-    const record = (error: unknown): void => {
-      this.#errors.push(describe(error));
-    };
-    subprocess.stdin?.on('error', record);
-    subprocess.stdout.on('error', record);
-    subprocess.stderr.on('error', record);
-    subprocess.once('exit', () => {
-      this.#rootExit();
-    });
-    const exitItem = (fields: Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError'>): ProcessExit => {
-      const request = this.#machine.request;
-      return {
-        kind: 'exit',
-        ...fields,
-        stderr: tail.text(),
-        stderrTruncatedBytes: tail.droppedBytes,
-        pid,
-        durationMs: performance.now() - this.#startedAt,
-        ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
-      };
-    };
-    subprocess.then(
-      (result) => {
+  #readOutput(subprocess: Subprocess, pid: number | null): void {
+    readOutput(subprocess, pid, this.#options, {
+      listening: () => this.#listener !== null,
+      frame: (frame) => this.#listener?.frame(frame),
+      activity: () => this.#limits?.activity(),
+      error: (message) => this.#errors.push(message),
+      rootExited: () => {
         this.#rootExit();
-        if (this.#listener === null) return;
-        framer.end(emit);
-        const spawnError = spawnFailure(result, pid);
-        // The last line may have made the subscriber leave.
-        this.#currentListener()?.exit(exitItem({ exitCode: spawnError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, spawnError }));
       },
-      (error: unknown) => {
-        // reject: false makes this unreachable in practice; still, the stream must end with an exit.
-        this.#rootExit();
-        record(error);
-        this.#listener?.exit(exitItem({ exitCode: null, signal: null, spawnError: { code: 'EUNEXPECTED', message: describe(error) } }));
+      ended: (end) => {
+        const request = this.#machine.request;
+        this.#listener?.exit({
+          kind: 'exit',
+          ...end,
+          pid,
+          durationMs: performance.now() - this.#startedAt,
+          ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
+        });
       },
-    );
-  }
-
-  #currentListener(): RunListener | null {
-    return this.#listener;
+    });
   }
 
   #rootExit(): void {

@@ -366,25 +366,27 @@ describe('processLines: the stop sequence', () => {
 
 describe('processLines: time limits', () => {
   it('timeoutMs stops a run that takes too long and says so in its exit item', async () => {
-    const items = await collect(processLines(node, [fixture('forever.mjs')], { timeoutMs: 300 }));
+    const items = await collect(processLines(node, [fixture('forever.mjs')], { timeoutMs: 1500 }));
     expect(items[0]).toMatchObject({ kind: 'line' });
-    expect(exitOf(items)).toMatchObject({ signal: 'SIGINT', stoppedBy: { kind: 'timeout', limit: 'run', ms: 300 } });
+    expect(exitOf(items)).toMatchObject({ signal: 'SIGINT', stoppedBy: { kind: 'timeout', limit: 'run', ms: 1500 } });
   });
 
   it('idleTimeoutMs stops a run that printed nothing for that long, after the grace period if it must', async () => {
     let report: StopReport | undefined;
     const items = await collect(
-      processLines(node, [fixture('ignore-signals.mjs')], { idleTimeoutMs: 300, gracePeriodMs: 100, onStopped: (stop) => (report = stop) }),
+      processLines(node, [fixture('ignore-signals.mjs')], { idleTimeoutMs: 1500, gracePeriodMs: 100, onStopped: (stop) => (report = stop) }),
     );
-    expect(exitOf(items)).toMatchObject({ signal: 'SIGKILL', stoppedBy: { kind: 'timeout', limit: 'idle', ms: 300 } });
+    // Its "ready" line (printed once it ignores SIGINT) started the idle limit over: the interrupt is ignored, SIGKILL follows.
+    expect(items[0]).toMatchObject({ kind: 'line', text: expect.stringMatching(/^ready /) as unknown });
+    expect(exitOf(items)).toMatchObject({ signal: 'SIGKILL', stoppedBy: { kind: 'timeout', limit: 'idle', ms: 1500 } });
     await stopAllRuns();
     expect(report).toMatchObject({ cause: 'timeout', exitedGracefully: false, confirmed: true });
   });
 
   it('does not time out a slow but steady run: every line starts the idle limit over', async () => {
-    // 15 lines, 100 ms apart: 1.5 s in all, three times the idle limit, never 500 ms silent.
-    const items = await collect(processLines(node, [fixture('steady.mjs'), '100', '15'], { idleTimeoutMs: 500 }));
-    expect(items.filter((item) => item.kind === 'line')).toHaveLength(15);
+    // 30 lines, 100 ms apart: 3 s in all, longer than the idle limit, never 2 s silent (Node's start included).
+    const items = await collect(processLines(node, [fixture('steady.mjs'), '100', '30'], { idleTimeoutMs: 2000 }));
+    expect(items.filter((item) => item.kind === 'line')).toHaveLength(30);
     expect(exitOf(items)).toMatchObject({ exitCode: 0, signal: null });
     expect(exitOf(items).stoppedBy).toBeUndefined();
   });

@@ -1,0 +1,71 @@
+import type { ProcessExit } from './items.js';
+import { LineFramer, type Frame } from './line-framer.js';
+import { describe } from './process-table.js';
+import { spawnFailure, type Subprocess } from './spawn.js';
+import { StderrTail } from './stderr-tail.js';
+
+/** How a process ended, as read from its pipes: the exit item without what the run adds. */
+export type OutputEnd = Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError' | 'stderr' | 'stderrTruncatedBytes'>;
+
+/** Where a run's output goes. */
+export interface OutputSink {
+  /** Whether stdout lines are still wanted; stdout is drained either way. */
+  listening(): boolean;
+  frame(frame: Frame): void;
+  /** Any stdout bytes arrived (for the idle limit). */
+  activity(): void;
+  /** A stream error, for the stop report. */
+  error(message: string): void;
+  /** The root process exited (its pipes may still be open). */
+  rootExited(): void;
+  /** The process is gone and its pipes are closed; called only while listening. */
+  ended(end: OutputEnd): void;
+}
+
+/**
+ * Reads a root process's output: stdout framed into lines (dropped, not framed, once nobody
+ * listens: draining must go on, so a child blocked on a full pipe can still handle its
+ * interrupt), stderr kept as a bounded tail, and the end reported once the pipes are closed.
+ */
+export function readOutput(subprocess: Subprocess, pid: number | null, limits: { maxLineBytes: number; stderrTailBytes: number }, sink: OutputSink): void {
+  const framer = new LineFramer(limits.maxLineBytes);
+  const tail = new StderrTail(limits.stderrTailBytes);
+  const emit = (frame: Frame): void => {
+    if (sink.listening()) sink.frame(frame);
+  };
+  subprocess.stdout.on('data', (chunk: Buffer) => {
+    sink.activity();
+    if (sink.listening()) framer.push(chunk, emit);
+  });
+  subprocess.stderr.on('data', (chunk: Buffer) => {
+    tail.push(chunk);
+  });
+  const record = (error: unknown): void => {
+    sink.error(describe(error));
+  };
+  subprocess.stdin?.on('error', record);
+  subprocess.stdout.on('error', record);
+  subprocess.stderr.on('error', record);
+  subprocess.once('exit', () => {
+    sink.rootExited();
+  });
+  const end = (fields: Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError'>): void => {
+    // The last line may have made the subscriber leave.
+    if (sink.listening()) sink.ended({ ...fields, stderr: tail.text(), stderrTruncatedBytes: tail.droppedBytes });
+  };
+  subprocess.then(
+    (result) => {
+      sink.rootExited();
+      if (!sink.listening()) return;
+      framer.end(emit);
+      const spawnError = spawnFailure(result, pid);
+      end({ exitCode: spawnError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, spawnError });
+    },
+    (error: unknown) => {
+      // reject: false makes this unreachable in practice; still, the stream must end with an exit.
+      sink.rootExited();
+      record(error);
+      end({ exitCode: null, signal: null, spawnError: { code: 'EUNEXPECTED', message: describe(error) } });
+    },
+  );
+}
