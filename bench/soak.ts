@@ -20,7 +20,7 @@ import { AGENT } from './cancel-latency.js';
 import { serveCommand } from './readers.js';
 import { hostDeaths } from './soak-hosts.js';
 import { piStream, removeStream } from './stream.js';
-import { delay, fixture, isAlive, summarize } from './util.js';
+import { delay, fixture, isAlive, seededRandom, summarize } from './util.js';
 
 const RUNS = Number(process.env['SOAK_RUNS'] ?? 1000);
 const CONCURRENCY = Number(process.env['SOAK_CONCURRENCY'] ?? 8);
@@ -51,14 +51,7 @@ const heapMB = (): number => {
 };
 
 /** mulberry32: the cancel points are reproducible with SOAK_SEED. */
-let seed = SEED >>> 0;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = seededRandom(SEED);
 
 const replay = piStream(200);
 const served = serveCommand(replay.path);

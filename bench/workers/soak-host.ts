@@ -6,17 +6,10 @@
 import type { Observable } from 'rxjs';
 import { processLines, runPi, stopAllRuns } from '../../lib/index.js';
 import { AGENT } from '../cancel-latency.js';
-import { fixture } from '../util.js';
+import { fixture, seededRandom } from '../util.js';
 
 const [path = 'exit', delayText = '0', runsText = '4', seedText = '1'] = process.argv.slice(2);
-let seed = Number(seedText) >>> 0;
-function random(): number {
-  seed = (seed + 0x6d2b79f5) >>> 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const random = seededRandom(Number(seedText));
 
 if (path === 'recipe') {
   process.once('SIGTERM', () => {

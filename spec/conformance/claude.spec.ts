@@ -15,7 +15,7 @@ import {
   TOUCH_TOOL_COMMAND,
   type FakeModelServer,
 } from './fake-model-server.js';
-import { createProcessTag } from './tagged-processes.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 
@@ -28,7 +28,7 @@ import { answerOf } from '../helpers/pi-transcripts.js';
  */
 
 const CLAUDE = claudeExecutable();
-const TAG = createProcessTag();
+const TAG = createProcessTag('AGENT_RX_CONFORMANCE');
 /** Claude Code starts in about 1-2 s, a tool run takes two model calls: generous under load. */
 const SLOW = 60_000;
 

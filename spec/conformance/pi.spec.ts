@@ -23,7 +23,7 @@ import {
 import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
-import { createProcessTag } from './tagged-processes.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
 
 /**
  * The real pi CLI (the pinned devDependency) against a fake model server on 127.0.0.1, through
@@ -31,7 +31,7 @@ import { createProcessTag } from './tagged-processes.js';
  */
 
 const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
-const TAG = createProcessTag();
+const TAG = createProcessTag('AGENT_RX_CONFORMANCE');
 
 let server: FakeModelServer;
 let env: PiEnv;

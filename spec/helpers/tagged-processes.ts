@@ -22,6 +22,8 @@ export interface ProcessTag {
   processes(): TaggedProcess[];
   /** Polls until no process carries the tag, or `timeoutMs` passed; returns those still there. */
   waitUntilNone(timeoutMs: number): Promise<TaggedProcess[]>;
+  /** Polls until a tagged process with this command name appears (tools start a moment after they are announced). */
+  waitFor(comm: string, timeoutMs?: number): Promise<number>;
   /** SIGKILLs every process carrying the tag (only those, by pid); returns them. */
   killAll(): TaggedProcess[];
 }
@@ -54,6 +56,15 @@ export function createProcessTag(name = 'AGENT_RX_TEST_TAG'): ProcessTag {
         if (left.length === 0 || performance.now() >= deadline) return left;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
+    },
+    waitFor: async (comm, timeoutMs = 15_000) => {
+      const deadline = performance.now() + timeoutMs;
+      while (performance.now() < deadline) {
+        const match = processes().find((entry) => entry.comm === comm);
+        if (match !== undefined) return match.pid;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`no ${comm} process appeared`);
     },
     killAll: () => {
       const left = processes();
