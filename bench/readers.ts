@@ -114,7 +114,7 @@ export const runPiWithoutPreParser: PiSource = (options) => {
   return processLines(executable, [...executableArgs, ...PI_ARGS], { interrupt: { signal: 'SIGTERM', stdin: null }, ...rest, stdin: prompt }).pipe(
     parseJsonLine({ schemas: piEventSchemas }),
     collectInvalidLines(),
-    snapshotToDelta({ read: readPiText }),
+    snapshotToDelta({ createReader: () => readPiText, replayedPrefix: true }),
     bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
     mapToCliMessage(piDialect()),
   );

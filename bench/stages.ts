@@ -75,7 +75,7 @@ function withoutPreParser(): OperatorFunction<ProcessItem, CliMessage> {
     source.pipe(
       parseJsonLine({ schemas: piEventSchemas }),
       collectInvalidLines(),
-      snapshotToDelta({ read: readPiText }),
+      snapshotToDelta({ createReader: () => readPiText, replayedPrefix: true }),
       bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
       mapToCliMessage(piDialect()),
     );

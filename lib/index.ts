@@ -9,27 +9,27 @@ export { collectInvalidLines, type CollectInvalidLinesOptions } from './operator
 export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
-export type { Dialect, Conclusion } from './operators/dialect.js';
+export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
+export type { Dialect, MessageMapping, Conclusion } from './operators/dialect.js';
 export type {
   AgentEvent,
   EventItem,
   InvalidLineItem,
   TextItem,
   TextChannel,
+  WithdrawItem,
   RunExit,
   InvalidOutputSummary,
   PipelineItem,
 } from './operators/items.js';
 
 // pi
-export { piOutputToMessages } from './agents/pi/pipeline.js';
-export { piDialect, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
+export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
 
 // Claude Code
-export { claudeOutputToMessages } from './agents/claude/pipeline.js';
-export { claudeDialect, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
+export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
 

@@ -38,6 +38,12 @@ export const SessionStartedSchema = z.object({ type: z.literal('session.started'
 export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string() });
 /** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
 export const AssistantSchema = z.object({ type: z.literal('assistant'), text: z.string() });
+/**
+ * The agent changed answer text it had already streamed (a snapshot that diverged, a fallback answer
+ * that differs from an abandoned stream): the answer so far ends with `text`, and those
+ * `text.length` characters are withdrawn. What replaces them follows in `assistant` messages.
+ */
+export const AssistantWithdrawnSchema = z.object({ type: z.literal('assistant.withdrawn'), text: z.string() });
 /** Thinking, emitted whole when the turn ends. */
 export const AssistantThoughtSchema = z.object({ type: z.literal('assistant.thought'), text: z.string() });
 export const ToolCallSchema = z.object({
@@ -146,6 +152,7 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
   SessionStartedSchema,
   SessionResumedSchema,
   AssistantSchema,
+  AssistantWithdrawnSchema,
   AssistantThoughtSchema,
   ToolCallSchema,
   ToolUpdateSchema,
@@ -160,6 +167,7 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
 export type SessionStarted = z.infer<typeof SessionStartedSchema>;
 export type SessionResumed = z.infer<typeof SessionResumedSchema>;
 export type AssistantMessage = z.infer<typeof AssistantSchema>;
+export type AssistantWithdrawn = z.infer<typeof AssistantWithdrawnSchema>;
 export type AssistantThought = z.infer<typeof AssistantThoughtSchema>;
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
@@ -181,6 +189,7 @@ const is =
 export const isSessionStarted = is('session.started');
 export const isSessionResumed = is('session.resumed');
 export const isAssistant = is('assistant');
+export const isAssistantWithdrawn = is('assistant.withdrawn');
 export const isAssistantThought = is('assistant.thought');
 export const isToolCall = is('tool.call');
 export const isToolUpdate = is('tool.update');

@@ -75,6 +75,12 @@ function createView(root: HTMLElement): (message: CliMessage) => void {
         answer ??= root.appendChild(element('div', 'assistant'));
         answer.append(message.text); // a delta
         break;
+      case 'assistant.withdrawn': {
+        // The agent revised text it had streamed: take it back from the end of the answer.
+        const shown = answer?.textContent ?? '';
+        if (answer !== null && shown.endsWith(message.text)) answer.textContent = shown.slice(0, shown.length - message.text.length);
+        break;
+      }
       case 'assistant.thought': {
         const details = element('details');
         details.append(element('summary', undefined, 'thinking'), element('pre', undefined, message.text));

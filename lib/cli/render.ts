@@ -57,6 +57,9 @@ export function createRenderer(options: RenderOptions): Renderer {
           return block([c.dim(`${message.type === 'session.started' ? 'session' : 'resumed session'} ${message.sessionId}`)]);
         case 'assistant':
           return text(message.text);
+        case 'assistant.withdrawn':
+          // A terminal cannot take back what it printed: say what the agent withdrew; its new text follows.
+          return block([c.yellow(`⌫ the agent revised its answer: withdrawn ${JSON.stringify(truncate(message.text, 80))}`)]);
         case 'assistant.thought':
           return message.text.trim() === '' ? '' : block(thoughtLines(message.text, c));
         case 'tool.call':

@@ -1,8 +1,8 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
-import { claudeOutputToMessages } from '../agents/claude/pipeline.js';
-import { piOutputToMessages } from '../agents/pi/pipeline.js';
+import { claudeOutputToMessages } from '../agents/claude/dialect.js';
+import { piOutputToMessages } from '../agents/pi/dialect.js';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
 import { runClaudeCode } from '../sources/run-claude-code.js';

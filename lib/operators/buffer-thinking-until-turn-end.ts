@@ -1,4 +1,4 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { AgentEvent, PipelineItem, TextItem } from './items.js';
 import { checkFunction, isObject, shown } from './validate.js';
 
@@ -20,7 +20,8 @@ export interface BufferThinkingOptions<E extends AgentEvent = AgentEvent> {
  * Holds `thought` text and releases it as one `text` item when the turn really ends, just before
  * the event that ends it. Thinking from turns that ended in tool use is carried to that point (or
  * dropped with `dropToolUseThinking`). Held thinking is flushed before the exit item and before
- * completion: it is never lost. What `turnEnd` throws errors the stream (held thinking is
+ * completion: it is never lost. A `withdraw` item of the thought channel takes back held thinking
+ * (thinking already released is not revised). What `turnEnd` throws errors the stream (held thinking is
  * dropped, as on any error), and `turnEnd` is not called again.
  *
  * ```
@@ -35,7 +36,7 @@ export interface BufferThinkingOptions<E extends AgentEvent = AgentEvent> {
  */
 export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
   options: BufferThinkingOptions<E>,
-): OperatorFunction<PipelineItem<E>, PipelineItem<E>> {
+): MonoTypeOperatorFunction<PipelineItem<E>> {
   if (!isObject(options)) throw new TypeError('agent-rx: bufferThinkingUntilTurnEnd takes an options object ({ turnEnd })');
   const { turnEnd, dropToolUseThinking = false, separator = '\n\n' } = options;
   checkFunction(turnEnd, 'turnEnd');
@@ -50,6 +51,18 @@ export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
         if (keep && current !== '') segments.push(current);
         current = '';
       };
+      // Takes back held thinking, newest first; thinking already released is not revised.
+      const withdraw = (length: number): void => {
+        let left = length;
+        const fromCurrent = Math.min(left, current.length);
+        current = current.slice(0, current.length - fromCurrent);
+        left -= fromCurrent;
+        while (left > 0 && segments.length > 0) {
+          const last = segments.pop() as string;
+          if (last.length > left) segments.push(last.slice(0, last.length - left));
+          left -= Math.min(left, last.length);
+        }
+      };
       const release = (): void => {
         closeMessage(true);
         if (segments.length === 0) return;
@@ -63,6 +76,10 @@ export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
           if (subscriber.closed) return;
           if (item.kind === 'text' && item.channel === 'thought') {
             current += item.text;
+            return;
+          }
+          if (item.kind === 'withdraw' && item.channel === 'thought') {
+            withdraw(item.text.length);
             return;
           }
           if (item.kind === 'exit') release();

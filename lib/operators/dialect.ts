@@ -1,5 +1,8 @@
 import type { CliMessage, FailureReason, Usage } from '../messages.js';
+import type { TurnEnd } from './buffer-thinking-until-turn-end.js';
 import type { AgentEvent } from './items.js';
+import type { EventValidator } from './parse-json-line.js';
+import type { TextReader } from './snapshot-to-delta.js';
 
 /** How a dialect reads the end of a run from the events it saw. */
 export type Conclusion =
@@ -17,10 +20,10 @@ export type Conclusion =
   | { readonly kind: 'inconclusive'; readonly message: string };
 
 /**
- * What `mapToCliMessage` needs to know about one agent CLI. State is created per subscription
- * by `createState`, so a dialect object can be shared.
+ * What `mapToCliMessage` needs to know about one agent CLI: how its events become messages and
+ * how a run ended. State is created per subscription by `createState`, so the object can be shared.
  */
-export interface Dialect<S, E extends AgentEvent = AgentEvent> {
+export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> {
   /** The agent's name in diagnostics, e.g. `pi`. */
   readonly name: string;
   /** Added to the message when the executable cannot be started, e.g. how to install it. */
@@ -33,4 +36,25 @@ export interface Dialect<S, E extends AgentEvent = AgentEvent> {
   /** The agent's last reported error, for diagnostics. */
   lastError(state: S): string | undefined;
   sessionId(state: S): string | undefined;
+}
+
+/**
+ * Everything agent-specific, in one object: how to parse and validate its lines, where its text is,
+ * where a turn ends, and how its events become messages. `agentOutputToMessages(dialect)` is the
+ * whole pipeline for it; a new agent is a new dialect, and nothing else in the pipeline changes.
+ */
+export interface Dialect<S = unknown, E extends AgentEvent = AgentEvent> extends MessageMapping<S, E> {
+  /** Validators of the event types it reads (zod schemas); other types pass through untouched. */
+  readonly schemas: Readonly<Record<string, EventValidator>>;
+  /** A faster line parser, when it has one: must return what `JSON.parse` returns and throw where it throws. */
+  readonly parse?: (line: string) => unknown;
+  /** A text reader for one run (called once per subscription): where its events carry text. */
+  createTextReader(): TextReader<E>;
+  /**
+   * Whether a message may begin by repeating the text of the messages before it (some pi versions
+   * do, in their snapshots, after a tool turn): see `snapshotToDelta`'s `replayedPrefix`.
+   */
+  readonly replayedPrefix?: boolean;
+  /** Which events end a turn, for `bufferThinkingUntilTurnEnd`. */
+  turnEnd(event: E): TurnEnd;
 }

@@ -28,6 +28,17 @@ export interface TextItem {
 
 export type TextChannel = 'assistant' | 'thought';
 
+/**
+ * The agent changed text it already streamed (a snapshot that diverged, a fallback answer that
+ * differs from the abandoned stream): the last `text.length` characters of the channel's text so
+ * far, which are exactly `text`, are withdrawn. What replaces them follows as text items.
+ */
+export interface WithdrawItem {
+  readonly kind: 'withdraw';
+  readonly channel: TextChannel;
+  readonly text: string;
+}
+
 /** Invalid lines kept for diagnostics, bounded. */
 export interface InvalidOutputSummary {
   readonly lines: readonly InvalidOutputLine[];
@@ -41,7 +52,7 @@ export interface RunExit extends ProcessExit {
 }
 
 /** What flows between the operators of a run. */
-export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | InvalidLineItem | TextItem | RunExit;
+export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | InvalidLineItem | TextItem | WithdrawItem | RunExit;
 
 export function isExit(item: { readonly kind: string }): item is RunExit {
   return item.kind === 'exit';

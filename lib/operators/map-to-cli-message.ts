@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { CliMessage, TerminalFailed, TerminalMessage } from '../messages.js';
-import type { Dialect } from './dialect.js';
+import type { MessageMapping } from './dialect.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
@@ -30,7 +30,7 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * @example
  * items.pipe(mapToCliMessage(piDialect())).subscribe((message) => console.log(message.type));
  */
-export function mapToCliMessage<S, E extends AgentEvent>(dialect: Dialect<S, E>): OperatorFunction<PipelineItem<E>, CliMessage> {
+export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping<S, E>): OperatorFunction<PipelineItem<E>, CliMessage> {
   checkDialect(dialect);
   return (source) =>
     new Observable<CliMessage>((subscriber) => {
@@ -58,6 +58,10 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: Dialect<S, E>)
                 return;
               case 'text':
                 subscriber.next(item.channel === 'assistant' ? { type: 'assistant', text: item.text } : { type: 'assistant.thought', text: item.text });
+                return;
+              case 'withdraw':
+                // Thinking is withdrawn where it is held (bufferThinkingUntilTurnEnd); a thought already shown stays.
+                if (item.channel === 'assistant') subscriber.next({ type: 'assistant.withdrawn', text: item.text });
                 return;
               case 'exit':
                 end(terminalAtExit(dialect, state, item));
@@ -96,7 +100,7 @@ function checkDialect(dialect: unknown): void {
   if (hint !== undefined && typeof hint !== 'string') throw new TypeError(`agent-rx: the ${name} dialect's installHint must be a string; got ${shown(hint)}`);
 }
 
-function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: S, exit: RunExit): TerminalMessage {
+function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, state: S, exit: RunExit): TerminalMessage {
   const name = dialect.name;
   if (exit.spawnError !== null) {
     const hint = dialect.installHint === undefined ? '' : ` ${dialect.installHint}`;
@@ -136,7 +140,7 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: Dialect<S, E>, state: 
 }
 
 function failure<S, E extends AgentEvent>(
-  dialect: Dialect<S, E>,
+  dialect: MessageMapping<S, E>,
   state: S,
   exit: RunExit | null,
   reason: TerminalFailed['reason'],

@@ -1,95 +1,82 @@
-import { Observable, type OperatorFunction } from 'rxjs';
-import type { AgentEvent, PipelineItem, TextChannel, TextItem } from './items.js';
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import type { AgentEvent, PipelineItem, TextChannel } from './items.js';
+import { TextLedger, type LedgerOutput } from './text-ledger.js';
 import { checkFunction, checkInteger, isObject, property, shown } from './validate.js';
 
 /** What one event says about a text: a delta, a cumulative snapshot, or both. */
 export interface TextReading {
   readonly channel: TextChannel;
   /**
-   * Which text this is (e.g. a message id). Snapshots are compared with what was emitted for the
-   * same key; state is kept across turns, so a replayed message is never emitted twice.
+   * Which text this is (e.g. a message id, or a message and block). Snapshots are compared with
+   * what was emitted for the same key; state is kept across turns, so a replayed message is never
+   * emitted twice.
    */
   readonly key: string;
   /** The new piece, when the event carries one. Preferred over the snapshot. */
   readonly delta?: string;
-  /** The whole text so far. */
+  /** The whole text of the key so far. */
   readonly snapshot?: string;
 }
 
+/** Says what text an event carries, if any. */
 export type TextReader<E extends AgentEvent = AgentEvent> = (event: E) => TextReading | readonly TextReading[] | null;
 
 export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
   /**
-   * Says what text an event carries, if any. A function, or a factory called once per
-   * subscription for a reader that needs memory of earlier events (for example to tell which
-   * block of a message a block-level line is, when the line does not say).
+   * Makes the reader of one run: called once per subscription, so a reader may remember earlier
+   * events (for example which block of a message a block-level line is, when the line does not
+   * say). A stateless reader is `() => read`.
    */
-  readonly read: TextReader<E> | { readonly create: () => TextReader<E> };
-  /** How many keys to remember. Default 1024; the oldest is forgotten first. */
+  readonly createReader: () => TextReader<E>;
+  /**
+   * A new key whose first reading is a snapshot may begin by repeating the text already emitted on
+   * its channel (some pi versions re-send the earlier messages' text at the start of the message
+   * after a tool turn): that prefix is recognised and not emitted again. While such a snapshot is
+   * still a proper prefix of the earlier text it is held back. Default false.
+   */
+  readonly replayedPrefix?: boolean;
+  /** How many keys to remember per channel. Default 1024; the oldest is forgotten first. */
   readonly maxKeys?: number;
 }
 
 /**
  * Turns the text that events carry (deltas, cumulative snapshots, or both) into true deltas:
- * `text` items emitted just before the event they came from. For a snapshot: the first is
- * emitted whole; one that extends what was emitted for its key emits the new suffix; a stale or
- * shorter replay emits nothing; one that diverged resets the key and is emitted whole. An explicit
- * delta is preferred and emitted as is (whitespace included). What `read` (or `read.create`)
- * throws errors the stream, and `read` is not called again.
+ * `text` items emitted just before the event they came from, so that concatenating them gives each
+ * text exactly once. For a snapshot: the first is emitted whole; one that extends what was emitted
+ * for its key emits the new suffix; a stale or shorter replay emits nothing. An explicit delta is
+ * preferred and emitted as is (whitespace included). A snapshot that diverges from what was
+ * emitted is never emitted whole on top of it: a `withdraw` item takes back the text after the
+ * common prefix, then the new text follows. A reader that throws errors the stream, and is not
+ * called again.
  *
  * ```
  * source:  -s1---s2-----s3---s2-|     snapshots "He", "Hello", "Hello!", then "Hello" replayed
  * result:  -(de)-(de)---(de)-e--|     d = text "He", "llo", "!", then nothing; e = the event
+ *
+ * source:  -s1----s2---------|        snapshots "Hello", then "Help!"
+ * result:  -(de)--(wde)------|        d = "Hello", then w = withdraw "lo", d = "p!"
  * ```
  *
  * @example
  * lines.pipe(parseJsonLine(), snapshotToDelta({
- *   read: (event) => event.type === 'chunk' ? { channel: 'assistant', key: 'm1', snapshot: String(event.text) } : null,
+ *   createReader: () => (event) => event.type === 'chunk' ? { channel: 'assistant', key: 'm1', snapshot: String(event.text) } : null,
  * }));
  */
-export function snapshotToDelta<E extends AgentEvent>(
-  options: SnapshotToDeltaOptions<E>,
-): OperatorFunction<PipelineItem<E>, PipelineItem<E>> {
-  if (!isObject(options)) throw new TypeError('agent-rx: snapshotToDelta takes an options object ({ read })');
-  const reader = options.read;
-  const maxKeys = options.maxKeys ?? 1024;
-  if (typeof reader !== 'function' && !(isObject(reader) && typeof property(reader, 'create') === 'function')) {
-    throw new TypeError(`agent-rx: read must be a function or an object with a create function; got ${shown(reader)}`);
-  }
+export function snapshotToDelta<E extends AgentEvent>(options: SnapshotToDeltaOptions<E>): MonoTypeOperatorFunction<PipelineItem<E>> {
+  if (!isObject(options)) throw new TypeError('agent-rx: snapshotToDelta takes an options object ({ createReader })');
+  const { createReader, replayedPrefix = false, maxKeys = 1024 } = options;
+  checkFunction(createReader, 'createReader');
+  if (typeof replayedPrefix !== 'boolean') throw new TypeError(`agent-rx: replayedPrefix must be a boolean; got ${shown(replayedPrefix)}`);
   checkInteger(maxKeys, 'maxKeys', 1);
   return (source) =>
     new Observable<PipelineItem<E>>((subscriber) => {
       // State lives in the subscription: every subscriber (and every retry) starts fresh.
-      const emitted = new Map<string, string>();
+      const ledger = new TextLedger({ maxKeys, replayedPrefix });
       // A factory that throws errors the stream on subscribe (rxjs sends it to subscriber.error).
-      const read = typeof reader === 'function' ? reader : reader.create();
-      checkFunction(read, 'what read.create() returns');
-      const advance = (reading: TextReading): string => {
-        const id = `${reading.channel}\u0000${reading.key}`;
-        const previous = emitted.get(id) ?? '';
-        let next: string;
-        if (reading.delta !== undefined) {
-          next = previous + reading.delta;
-        } else if (reading.snapshot === undefined || previous.startsWith(reading.snapshot)) {
-          // No text, or a stale or shorter replay of what was already emitted.
-          return '';
-        } else {
-          // Extends what was emitted (emit the suffix), or diverged (reset, emit it whole).
-          next = reading.snapshot;
-        }
-        const delta = reading.delta ?? (next.startsWith(previous) ? next.slice(previous.length) : next);
-        emitted.delete(id);
-        emitted.set(id, next);
-        if (emitted.size > maxKeys) {
-          const oldest = emitted.keys().next();
-          if (oldest.done !== true) emitted.delete(oldest.value);
-        }
-        return delta;
-      };
-      const emitText = (reading: TextReading): void => {
-        // State is updated inside advance() before anything is emitted: downstream may re-enter.
-        const text = advance(reading);
-        if (text !== '') subscriber.next({ kind: 'text', channel: reading.channel, text } satisfies TextItem);
+      const read = createReader();
+      checkFunction(read, 'what createReader() returns');
+      const out = (item: LedgerOutput): void => {
+        subscriber.next(item);
       };
       return source.subscribe({
         next: (item) => {
@@ -101,13 +88,15 @@ export function snapshotToDelta<E extends AgentEvent>(
             try {
               const readings = read(item.event);
               if (readings !== null) {
-                if (isList(readings)) for (const reading of readings) emitText(reading);
-                else emitText(readings);
+                if (isList(readings)) for (const reading of readings) ledger.read(checked(reading), out);
+                else ledger.read(checked(readings), out);
               }
             } catch (error: unknown) {
               subscriber.error(error);
               return;
             }
+          } else if (item.kind === 'exit') {
+            ledger.flush(out);
           }
           subscriber.next(item);
         },
@@ -115,6 +104,7 @@ export function snapshotToDelta<E extends AgentEvent>(
           subscriber.error(error);
         },
         complete: () => {
+          ledger.flush(out);
           subscriber.complete();
         },
       });
@@ -123,4 +113,14 @@ export function snapshotToDelta<E extends AgentEvent>(
 
 function isList(value: TextReading | readonly TextReading[]): value is readonly TextReading[] {
   return Array.isArray(value);
+}
+
+// A reading of the wrong shape is the reader's bug: it errors the stream with a TypeError.
+function checked(reading: TextReading): TextReading {
+  const value: unknown = reading;
+  const channel = isObject(value) ? property(value, 'channel') : undefined;
+  if (!isObject(value) || (channel !== 'assistant' && channel !== 'thought') || typeof property(value, 'key') !== 'string') {
+    throw new TypeError(`agent-rx: a reader returned ${shown(value)}, not a TextReading ({ channel, key, delta?, snapshot? })`);
+  }
+  return reading;
 }

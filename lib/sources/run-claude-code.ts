@@ -1,7 +1,7 @@
 import type { Observable } from 'rxjs';
 import { buildClaudeInvocation } from '../agents/claude/args.js';
 import type { RunClaudeCodeOptions } from '../agents/claude/options.js';
-import { claudeOutputToMessages } from '../agents/claude/pipeline.js';
+import { claudeOutputToMessages } from '../agents/claude/dialect.js';
 import type { CliMessage } from '../messages.js';
 import { processLines } from './process-lines.js';
 

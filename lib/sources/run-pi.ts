@@ -1,6 +1,6 @@
 import { defer, of, type Observable } from 'rxjs';
 import { buildPiInvocation } from '../agents/pi/args.js';
-import { piOutputToMessages } from '../agents/pi/pipeline.js';
+import { piOutputToMessages } from '../agents/pi/dialect.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
 import type { ProcessExit } from '../process/items.js';

@@ -1,6 +1,6 @@
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from '@jest/globals';
-import type { EventItem, ProcessExit, ProcessLine, RunExit, TerminalFailed, TextItem } from '../../lib/index.js';
+import type { EventItem, ProcessExit, ProcessLine, RunExit, TerminalFailed, TextItem, WithdrawItem } from '../../lib/index.js';
 
 export function scheduler(): TestScheduler {
   return new TestScheduler((actual, expected) => {
@@ -31,6 +31,8 @@ export const ev = (type: string, fields: Record<string, unknown> = {}, lineNumbe
 });
 
 export const text = (value: string, channel: TextItem['channel'] = 'assistant'): TextItem => ({ kind: 'text', channel, text: value });
+
+export const withdraw = (value: string, channel: WithdrawItem['channel'] = 'assistant'): WithdrawItem => ({ kind: 'withdraw', channel, text: value });
 
 /**
  * The source marble for an expected marble in which each event is preceded, in the same frame,

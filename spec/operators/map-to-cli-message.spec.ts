@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { from, Subject } from 'rxjs';
-import { mapToCliMessage, type Conclusion, type Dialect, type PipelineItem, type TerminalFailed } from '../../lib/index.js';
+import { mapToCliMessage, type Conclusion, type MessageMapping, type PipelineItem, type TerminalFailed } from '../../lib/index.js';
 import { ev, exit, runExit, scheduler, terminalFailed, text } from '../helpers/items.js';
 
 // A toy dialect: `say` → assistant text; `done` concludes with success; `oops` → an agent error.
@@ -9,7 +9,7 @@ interface ToyState {
   lastError: string | undefined;
   said: number;
 }
-const toy: Dialect<ToyState> = {
+const toy: MessageMapping<ToyState> = {
   name: 'toy',
   installHint: 'Install toy.',
   createState: () => ({ outcome: { kind: 'inconclusive', message: 'toy said nothing conclusive' }, lastError: undefined, said: 0 }),
@@ -159,7 +159,7 @@ describe('mapToCliMessage', () => {
 
   it('errors the stream with what the dialect\'s map throws, at that event, emits nothing after, and unsubscribes the source', () => {
     const boom = new Error('map bug');
-    const dialect: Dialect<ToyState> = {
+    const dialect: MessageMapping<ToyState> = {
       ...toy,
       map: (state, event) => {
         if (event.type === 'boom') throw boom;
@@ -181,7 +181,7 @@ describe('mapToCliMessage', () => {
     ['sessionId at a run the host stopped', 'sessionId', { ...runExit({ exitCode: null, signal: 'SIGTERM' }), stoppedBy: { kind: 'host' } }],
   ])('errors the stream, instead of a terminal, with what the dialect throws from %s', (_name, method, exitItem) => {
     const boom = new Error(`${method} bug`);
-    const dialect: Dialect<ToyState> = {
+    const dialect: MessageMapping<ToyState> = {
       ...toy,
       [method]: () => {
         throw boom;
@@ -196,7 +196,7 @@ describe('mapToCliMessage', () => {
 
   it('errors the stream with what the dialect throws when the source completes without an exit item', () => {
     const boom = new Error('lastError bug');
-    const dialect: Dialect<ToyState> = {
+    const dialect: MessageMapping<ToyState> = {
       ...toy,
       lastError: () => {
         throw boom;
@@ -208,7 +208,7 @@ describe('mapToCliMessage', () => {
   });
 
   it('errors with a TypeError when map returns something that is not a list of messages', () => {
-    const dialect: Dialect<ToyState> = { ...toy, map: () => undefined as unknown as [] };
+    const dialect: MessageMapping<ToyState> = { ...toy, map: () => undefined as unknown as [] };
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<PipelineItem>('-s-s|', { s: ev('say') });
       expectObservable(source.pipe(mapToCliMessage(dialect))).toBe('-#', {}, expect.any(TypeError));
@@ -218,7 +218,7 @@ describe('mapToCliMessage', () => {
 
   it('errors on subscribe, without subscribing to the source, when createState throws', () => {
     const boom = new Error('createState bug');
-    const dialect: Dialect<ToyState> = {
+    const dialect: MessageMapping<ToyState> = {
       ...toy,
       createState: () => {
         throw boom;
@@ -234,7 +234,7 @@ describe('mapToCliMessage', () => {
   it('calls the dialect no more after it threw, even when a synchronous source goes on', () => {
     const boom = new Error('map bug');
     const mapped: string[] = [];
-    const dialect: Dialect<ToyState> = {
+    const dialect: MessageMapping<ToyState> = {
       ...toy,
       map: (state, event) => {
         mapped.push(event.type);
@@ -267,8 +267,8 @@ describe('mapToCliMessage', () => {
     ['sessionId not a function', { ...toy, sessionId: 'S1' }],
     ['an installHint that is not a string', { ...toy, installHint: 1 }],
   ])('throws a TypeError at call time for %s', (_name, dialect) => {
-    expect(() => mapToCliMessage(dialect as Dialect<ToyState>)).toThrow(TypeError);
-    expect(() => mapToCliMessage(dialect as Dialect<ToyState>)).toThrow(/^agent-rx: /);
+    expect(() => mapToCliMessage(dialect as MessageMapping<ToyState>)).toThrow(TypeError);
+    expect(() => mapToCliMessage(dialect as MessageMapping<ToyState>)).toThrow(/^agent-rx: /);
   });
 
   it('accepts a dialect without an installHint', () => {

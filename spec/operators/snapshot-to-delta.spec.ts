@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { from, Subject } from 'rxjs';
 import { snapshotToDelta, type AgentEvent, type PipelineItem, type SnapshotToDeltaOptions, type TextReading } from '../../lib/index.js';
-import { ev, exit, scheduler, sourceMarble, text } from '../helpers/items.js';
+import { ev, exit, scheduler, sourceMarble, text, withdraw } from '../helpers/items.js';
 
 // A tiny dialect: `snap` events carry a snapshot, `delta` events a delta (and maybe a snapshot).
 const read = (event: AgentEvent): TextReading | null => {
@@ -18,7 +18,7 @@ describe('snapshotToDelta', () => {
   it('emits the first snapshot whole, then only the new suffix of a growing snapshot', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const source = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(3c)-x|'), { a: snap('He'), b: snap('Hello'), c: snap('Hello!'), x: exit() });
-      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)-(3c)-x|', {
+      expectObservable(source.pipe(snapshotToDelta({ createReader: () => read }))).toBe('-(1a)-(2b)-(3c)-x|', {
         1: text('He'),
         2: text('llo'),
         3: text('!'),
@@ -30,17 +30,26 @@ describe('snapshotToDelta', () => {
     });
   });
 
-  it('emits nothing for a stale or shorter replay, and resets on a diverged snapshot', () => {
+  it('emits nothing for a stale or shorter replay, and withdraws before a diverged snapshot instead of doubling it', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const source = cold<PipelineItem>(sourceMarble('-(1a)-b-c-(2d)|'), { a: snap('Hello'), b: snap('Hello'), c: snap('Hel'), d: snap('Bye') });
-      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-b-c-(2d)|', {
+      const source = cold<PipelineItem>(sourceMarble('-(1a)-b-c-(23d)|'), { a: snap('Hello'), b: snap('Hello'), c: snap('Hel'), d: snap('Help!') });
+      expectObservable(source.pipe(snapshotToDelta({ createReader: () => read }))).toBe('-(1a)-b-c-(23d)|', {
         1: text('Hello'),
-        2: text('Bye'),
+        2: withdraw('lo'),
+        3: text('p!'),
         a: snap('Hello'),
         b: snap('Hello'),
         c: snap('Hel'),
-        d: snap('Bye'),
+        d: snap('Help!'),
       });
+    });
+  });
+
+  it('withdraws the text of later keys too when an earlier key diverges, then emits it again after the new text', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values = { a: snap('one ', 'k1'), b: snap('two', 'k2'), c: snap('uno ', 'k1') };
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(345c)|'), values).pipe(snapshotToDelta({ createReader: () => read }));
+      expectObservable(result).toBe('-(1a)-(2b)-(345c)|', { ...values, 1: text('one '), 2: text('two'), 3: withdraw('one two'), 4: text('uno '), 5: text('two') });
     });
   });
 
@@ -50,7 +59,7 @@ describe('snapshotToDelta', () => {
       const b = ev('delta', { delta: 'llo', text: 'Hello' });
       const c = snap('Hello');
       const source = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-c|'), { a, b, c });
-      expectObservable(source.pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)-c|', { 1: text('He'), 2: text('llo'), a, b, c });
+      expectObservable(source.pipe(snapshotToDelta({ createReader: () => read }))).toBe('-(1a)-(2b)-c|', { 1: text('He'), 2: text('llo'), a, b, c });
     });
   });
 
@@ -58,7 +67,7 @@ describe('snapshotToDelta', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const a = ev('delta', { delta: ' ' });
       const b = ev('delta', { delta: '\n' });
-      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)|', {
+      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ createReader: () => read }))).toBe('-(1a)-(2b)|', {
         1: text(' '),
         2: text('\n'),
         a,
@@ -70,7 +79,7 @@ describe('snapshotToDelta', () => {
   it('keeps state across turns per key, so a message replayed after a tool turn is not emitted twice', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const values = { a: snap('First answer', 'm1'), b: snap('Second', 'm2'), c: snap('First answer', 'm1'), d: snap('Second part', 'm2') };
-      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-c-(3d)|'), values).pipe(snapshotToDelta({ read }));
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-c-(3d)|'), values).pipe(snapshotToDelta({ createReader: () => read }));
       expectObservable(result).toBe('-(1a)-(2b)-c-(3d)|', { ...values, 1: text('First answer'), 2: text('Second'), 3: text(' part') });
     });
   });
@@ -79,7 +88,7 @@ describe('snapshotToDelta', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const a = ev('delta', { delta: 'hmm', channel: 'thought' });
       const b = ev('delta', { delta: 'hi' });
-      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ read }))).toBe('-(1a)-(2b)|', {
+      expectObservable(cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a, b }).pipe(snapshotToDelta({ createReader: () => read }))).toBe('-(1a)-(2b)|', {
         1: text('hmm', 'thought'),
         2: text('hi'),
         a,
@@ -90,18 +99,18 @@ describe('snapshotToDelta', () => {
 
   it('completes empty, stays silent on never, forwards errors, and stops at an early unsubscribe', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      expectObservable(cold<PipelineItem>('|').pipe(snapshotToDelta({ read }))).toBe('|');
-      expectObservable(cold<PipelineItem>('-').pipe(snapshotToDelta({ read }))).toBe('-');
-      expectObservable(cold<PipelineItem>('-a-#', { a: ev('other') }).pipe(snapshotToDelta({ read }))).toBe('-a-#', { a: ev('other') });
+      expectObservable(cold<PipelineItem>('|').pipe(snapshotToDelta({ createReader: () => read }))).toBe('|');
+      expectObservable(cold<PipelineItem>('-').pipe(snapshotToDelta({ createReader: () => read }))).toBe('-');
+      expectObservable(cold<PipelineItem>('-a-#', { a: ev('other') }).pipe(snapshotToDelta({ createReader: () => read }))).toBe('-a-#', { a: ev('other') });
       const source = cold<PipelineItem>('-a----b-c|', { a: snap('a'), b: snap('ab'), c: snap('abc') });
-      expectObservable(source.pipe(snapshotToDelta({ read })), '^--!').toBe('-(1a)-', { 1: text('a'), a: snap('a') });
+      expectObservable(source.pipe(snapshotToDelta({ createReader: () => read })), '^--!').toBe('-(1a)-', { 1: text('a'), a: snap('a') });
       expectSubscriptions(source.subscriptions).toBe('^--!');
     });
   });
 
   it('starts fresh for every subscription', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a: snap('ab'), b: snap('abc') }).pipe(snapshotToDelta({ read }));
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), { a: snap('ab'), b: snap('abc') }).pipe(snapshotToDelta({ createReader: () => read }));
       const expected = { 1: text('ab'), 2: text('c'), a: snap('ab'), b: snap('abc') };
       expectObservable(result).toBe('-(1a)-(2b)|', expected);
       expectObservable(result).toBe('-(1a)-(2b)|', expected);
@@ -122,7 +131,7 @@ describe('snapshotToDelta', () => {
         };
       };
       const values = { a: ev('block', { text: 'one' }), b: ev('block', { text: 'two' }) };
-      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), values).pipe(snapshotToDelta({ read: { create } }));
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)|'), values).pipe(snapshotToDelta({ createReader: create }));
       const expected = { ...values, 1: text('one'), 2: text('two') };
       expectObservable(result).toBe('-(1a)-(2b)|', expected);
       expectObservable(result).toBe('-(1a)-(2b)|', expected);
@@ -133,7 +142,7 @@ describe('snapshotToDelta', () => {
   it('forgets the oldest key beyond maxKeys', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const values = { a: snap('x', 'k1'), b: snap('y', 'k2'), c: snap('x', 'k1') };
-      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(1c)|'), values).pipe(snapshotToDelta({ read, maxKeys: 1 }));
+      const result = cold<PipelineItem>(sourceMarble('-(1a)-(2b)-(1c)|'), values).pipe(snapshotToDelta({ createReader: () => read, maxKeys: 1 }));
       expectObservable(result).toBe('-(1a)-(2b)-(1c)|', { ...values, 1: text('x'), 2: text('y') });
     });
   });
@@ -141,7 +150,7 @@ describe('snapshotToDelta', () => {
   it('has updated its state when downstream re-enters synchronously', () => {
     const seen: string[] = [];
     const subject = new Subject<PipelineItem>();
-    subject.pipe(snapshotToDelta({ read })).subscribe((item) => {
+    subject.pipe(snapshotToDelta({ createReader: () => read })).subscribe((item) => {
       seen.push(item.kind === 'text' ? item.text : `<${item.kind}>`);
       // On the first delta, push the next snapshot from inside next().
       if (item.kind === 'text' && item.text === 'ab') subject.next(snap('abc'));
@@ -158,7 +167,7 @@ describe('snapshotToDelta', () => {
     };
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<PipelineItem>('-a----b-c-|', { a: snap('He'), b: ev('boom'), c: snap('Hello') });
-      expectObservable(source.pipe(snapshotToDelta({ read: throwing }))).toBe('-(1a)-#', { 1: text('He'), a: snap('He') }, boom);
+      expectObservable(source.pipe(snapshotToDelta({ createReader: () => throwing }))).toBe('-(1a)-#', { 1: text('He'), a: snap('He') }, boom);
       expectSubscriptions(source.subscriptions).toBe('^-----!');
     });
   });
@@ -166,7 +175,7 @@ describe('snapshotToDelta', () => {
   it('errors the stream with a TypeError when the reader returns something that is not a reading', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<PipelineItem>('-a-a|', { a: ev('any') });
-      const result = source.pipe(snapshotToDelta({ read: () => undefined as unknown as null }));
+      const result = source.pipe(snapshotToDelta({ createReader: () => () => undefined as unknown as null }));
       expectObservable(result).toBe('-#', {}, expect.any(TypeError));
       expectSubscriptions(source.subscriptions).toBe('^!');
     });
@@ -179,7 +188,7 @@ describe('snapshotToDelta', () => {
     from<PipelineItem[]>([snap('a'), ev('boom'), snap('ab'), snap('abc')])
       .pipe(
         snapshotToDelta({
-          read: (event) => {
+          createReader: () => (event) => {
             seen.push(event.type);
             if (event.type === 'boom') throw boom;
             return read(event);
@@ -199,25 +208,25 @@ describe('snapshotToDelta', () => {
       const create = (): never => {
         throw boom;
       };
-      expectObservable(source.pipe(snapshotToDelta({ read: { create } }))).toBe('#', {}, boom);
-      const notAReader = source.pipe(snapshotToDelta({ read: { create: () => 'reader' as unknown as () => null } }));
-      expectObservable(notAReader).toBe('#', {}, new TypeError('agent-rx: what read.create() returns must be a function; got "reader"'));
+      expectObservable(source.pipe(snapshotToDelta({ createReader: create }))).toBe('#', {}, boom);
+      const notAReader = source.pipe(snapshotToDelta({ createReader: () => 'reader' as unknown as () => null }));
+      expectObservable(notAReader).toBe('#', {}, new TypeError('agent-rx: what createReader() returns must be a function; got "reader"'));
       expectSubscriptions(source.subscriptions).toBe([]);
     });
   });
 
   it.each<[string, unknown]>([
     ['no options', undefined],
-    ['no read', {}],
-    ['read a string', { read: 'text' }],
-    ['read an object without create', { read: {} }],
-    ['read.create not a function', { read: { create: 1 } }],
-    ['maxKeys 0', { read, maxKeys: 0 }],
-    ['maxKeys -1', { read, maxKeys: -1 }],
-    ['maxKeys 1.5', { read, maxKeys: 1.5 }],
-    ['maxKeys NaN', { read, maxKeys: Number.NaN }],
-    ['maxKeys Infinity', { read, maxKeys: Number.POSITIVE_INFINITY }],
-    ['maxKeys a string', { read, maxKeys: '10' }],
+    ['no createReader', {}],
+    ['createReader a string', { createReader: 'text' }],
+    ['the old read option', { read }],
+    ['replayedPrefix not a boolean', { createReader: () => read, replayedPrefix: 'yes' }],
+    ['maxKeys 0', { createReader: () => read, maxKeys: 0 }],
+    ['maxKeys -1', { createReader: () => read, maxKeys: -1 }],
+    ['maxKeys 1.5', { createReader: () => read, maxKeys: 1.5 }],
+    ['maxKeys NaN', { createReader: () => read, maxKeys: Number.NaN }],
+    ['maxKeys Infinity', { createReader: () => read, maxKeys: Number.POSITIVE_INFINITY }],
+    ['maxKeys a string', { createReader: () => read, maxKeys: '10' }],
   ])('throws a TypeError at call time for %s', (_name, options) => {
     expect(() => snapshotToDelta(options as SnapshotToDeltaOptions)).toThrow(TypeError);
     expect(() => snapshotToDelta(options as SnapshotToDeltaOptions)).toThrow(/^agent-rx: /);

@@ -172,7 +172,7 @@ function faultyPipeline(faulty: Callback, throwAt: number) {
   const operator: OperatorFunction<ProcessItem, CliMessage> = pipe(
     parseJsonLine({ schemas, parse: parsePiLine }),
     collectInvalidLines(),
-    snapshotToDelta({ read: guard('read', readPiText) }),
+    snapshotToDelta({ createReader: () => guard('read', readPiText), replayedPrefix: true }),
     bufferThinkingUntilTurnEnd({ turnEnd: guard('turnEnd', piTurnEnd) }),
     mapToCliMessage({
       ...dialect,

@@ -1,22 +1,20 @@
-import type { CliMessage, Usage } from '../../messages.js';
+import type { OperatorFunction } from 'rxjs';
+import type { CliMessage } from '../../messages.js';
+import { agentOutputToMessages } from '../../operators/agent-output-to-messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
 import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
-import type { ClaudeEvent, ClaudeEventOf } from './events.js';
+import type { ProcessItem } from '../../process/items.js';
+import { contentText } from '../shared/content.js';
+import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
+import { installHint } from '../shared/options.js';
+import { SessionHeader } from '../shared/session.js';
+import { ToolCalls } from '../shared/tool-calls.js';
+import { usageOf } from '../shared/usage.js';
+import { claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
 
-// Known line types arrive validated by `claudeEventSchemas`; narrow by `type` before reading.
-function known<T extends ClaudeEvent['type']>(event: AgentEvent, type: T): ClaudeEventOf<T> | null {
-  return event.type === type ? (event as unknown as ClaudeEventOf<T>) : null;
-}
-
-function field(value: unknown, key: string): unknown {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === 'string' ? value : undefined;
-}
+const known = narrowEvents<ClaudeEvent>();
 
 /**
  * Reads Claude Code's text, one reader per run. `text_delta` and `thinking_delta` stream events
@@ -24,38 +22,59 @@ function text(value: unknown): string | undefined {
  * repeat each whole block, but do not say which block of the message they are: they come one per
  * block and in order, so the reader counts them per message to key them like the deltas, and
  * snapshotToDelta emits nothing for what was already streamed (or the whole block when partial
- * messages are off). Synthetic API-error lines and sub-agent output are not part of the answer.
+ * messages are off).
+ *
+ * A stalled stream that the CLI abandons ends with a `message_stop` line carrying
+ * `abandoned_blocks`; the CLI then asks again without streaming and prints the answer as
+ * block-level lines under a new message id, never streamed. Those are keyed as the abandoned
+ * message's blocks, so what was already streamed is not emitted again (and what differs is
+ * withdrawn, not doubled). Synthetic API-error lines and sub-agent output are not part of the answer.
  */
 export function createClaudeTextReader(): TextReader {
   const blocksSeen = new Map<string, number>();
+  const streamed = new Set<string>();
   // Stream events name their message in `api_message_id`; where a version does not, the id of
   // the last `message_start` event does.
   let streamingMessage = '';
+  let abandoned: string | undefined;
+  const aliases = new Map<string, string>();
   return (event): TextReading | readonly TextReading[] | null => {
-    const streamed = known(event, 'stream_event');
-    if (streamed !== null) {
-      const inner = streamed.event;
-      if (streamed.parent_tool_use_id != null) return null;
-      if (inner.type === 'message_start') streamingMessage = text(field(field(inner, 'message'), 'id')) ?? '';
+    const line = known(event, 'stream_event');
+    if (line !== null) {
+      const inner = line.event;
+      if (line.parent_tool_use_id != null) return null;
+      if (inner.type === 'message_start') streamingMessage = stringOf(field(field(inner, 'message'), 'id')) ?? '';
+      const id = line.api_message_id ?? streamingMessage;
+      streamed.add(id);
+      if (inner.type === 'message_stop') {
+        const gaveUp = stringOf(field(line['abandoned_blocks'], 'api_message_id'));
+        if (gaveUp !== undefined) abandoned = gaveUp;
+      }
       if (inner.type !== 'content_block_delta') return null;
-      const key = `${streamed.api_message_id ?? streamingMessage}:${String(inner.index ?? 0)}`;
+      const key = `${id}:${String(inner.index ?? 0)}`;
       const delta = field(inner, 'delta');
       const type = field(delta, 'type');
-      if (type === 'text_delta') return textReading('assistant', key, text(field(delta, 'text')));
-      if (type === 'thinking_delta') return textReading('thought', key, text(field(delta, 'thinking')));
+      if (type === 'text_delta') return textReading('assistant', key, stringOf(field(delta, 'text')));
+      if (type === 'thinking_delta') return textReading('thought', key, stringOf(field(delta, 'thinking')));
       return null;
     }
-    const line = known(event, 'assistant');
-    if (line === null) return null;
-    const { id, content } = line.message;
+    const block = known(event, 'assistant');
+    if (block === null) return null;
+    const { id, content } = block.message;
+    // The first block-level line of a message never streamed, after an abandoned stream: the fallback.
+    if (abandoned !== undefined && !streamed.has(id) && !aliases.has(id)) {
+      aliases.set(id, abandoned);
+      abandoned = undefined;
+    }
     const first = blocksSeen.get(id) ?? 0;
     blocksSeen.set(id, first + content.length);
-    if (line.is_api_error_message === true || line.error !== undefined || line.parent_tool_use_id != null) return null;
+    if (block.is_api_error_message === true || block.error !== undefined || block.parent_tool_use_id != null) return null;
+    const keyId = aliases.get(id) ?? id;
     const readings: TextReading[] = [];
-    content.forEach((block, offset) => {
-      const key = `${id}:${String(first + offset)}`;
-      if (block.type === 'text') readings.push({ channel: 'assistant', key, snapshot: text(field(block, 'text')) ?? '' });
-      if (block.type === 'thinking') readings.push({ channel: 'thought', key, snapshot: text(field(block, 'thinking')) ?? '' });
+    content.forEach((part, offset) => {
+      const key = `${keyId}:${String(first + offset)}`;
+      if (part.type === 'text') readings.push({ channel: 'assistant', key, snapshot: stringOf(field(part, 'text')) ?? '' });
+      if (part.type === 'thinking') readings.push({ channel: 'thought', key, snapshot: stringOf(field(part, 'thinking')) ?? '' });
     });
     return readings;
   };
@@ -68,17 +87,16 @@ function textReading(channel: TextReading['channel'], key: string, delta: string
 /** A message ends its turn at `message_delta` (unless it stopped for tools); the run at `result`. */
 export function claudeTurnEnd(event: AgentEvent): TurnEnd {
   if (event.type === 'result') return 'final';
-  const streamed = known(event, 'stream_event');
-  if (streamed === null || streamed.event.type !== 'message_delta' || streamed.parent_tool_use_id != null) return null;
-  const stopReason = field(field(streamed.event, 'delta'), 'stop_reason');
+  const line = known(event, 'stream_event');
+  if (line === null || line.event.type !== 'message_delta' || line.parent_tool_use_id != null) return null;
+  const stopReason = field(field(line.event, 'delta'), 'stop_reason');
   if (typeof stopReason !== 'string') return null;
   return stopReason === 'tool_use' ? 'tool-use' : 'final';
 }
 
 export interface ClaudeState {
-  readonly resuming: boolean;
-  sessionId: string | undefined;
-  readonly calls: Map<string, { name: string; done: boolean }>;
+  readonly session: SessionHeader;
+  readonly tools: ToolCalls;
   result: ClaudeEventOf<'result'> | undefined;
   /** The text of the last synthetic API-error line. */
   apiError: string | undefined;
@@ -89,19 +107,34 @@ export interface ClaudeDialectOptions {
   readonly resuming?: boolean;
 }
 
-export const CLAUDE_INSTALL_HINT = 'Install Claude Code with `npm install -g @anthropic-ai/claude-code`, or pass `executable`.';
+export const CLAUDE_INSTALL_HINT = installHint('Claude Code', '@anthropic-ai/claude-code');
 
-/** The Claude Code dialect for `mapToCliMessage`. */
+/** The Claude Code dialect (`claude -p --output-format stream-json`), for `agentOutputToMessages`. */
 export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<ClaudeState> {
+  const resuming = options.resuming === true;
   return {
     name: 'Claude Code',
     installHint: CLAUDE_INSTALL_HINT,
-    createState: () => ({ resuming: options.resuming === true, sessionId: undefined, calls: new Map(), result: undefined, apiError: undefined }),
+    schemas: claudeEventSchemas,
+    createTextReader: createClaudeTextReader,
+    turnEnd: claudeTurnEnd,
+    createState: () => ({ session: new SessionHeader(resuming), tools: new ToolCalls(), result: undefined, apiError: undefined }),
     map: mapClaudeEvent,
     conclude: concludeClaude,
     lastError,
-    sessionId: (state) => state.sessionId ?? state.result?.session_id,
+    sessionId: (state) => state.session.sessionId ?? state.result?.session_id,
   };
+}
+
+/**
+ * Claude Code's whole pipeline: `agentOutputToMessages(claudeDialect(options))`. On its own it
+ * replays recorded output.
+ *
+ * @example
+ * from(recordedItems).pipe(claudeOutputToMessages()).subscribe(console.log);
+ */
+export function claudeOutputToMessages(options: ClaudeDialectOptions = {}): OperatorFunction<ProcessItem, CliMessage> {
+  return agentOutputToMessages(claudeDialect(options));
 }
 
 function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {
@@ -111,16 +144,12 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
     case 'assistant': {
       const line = known(event, 'assistant');
       if (line === null) return [];
-      if (line.is_api_error_message === true || line.error !== undefined) {
-        state.apiError = line.message.content.map((block) => text(field(block, 'text')) ?? '').join('') || line.error;
-      }
+      if (line.is_api_error_message === true || line.error !== undefined) state.apiError = contentText(line.message.content) || line.error;
       const messages: CliMessage[] = [];
       for (const block of line.message.content) {
-        const id = text(field(block, 'id'));
-        const name = text(field(block, 'name'));
-        if (block.type !== 'tool_use' || id === undefined || name === undefined || state.calls.has(id)) continue;
-        state.calls.set(id, { name, done: false });
-        messages.push({ type: 'tool.call', toolCallId: id, name, input: field(block, 'input') ?? null });
+        const id = stringOf(field(block, 'id'));
+        const name = stringOf(field(block, 'name'));
+        if (block.type === 'tool_use' && id !== undefined && name !== undefined) messages.push(...state.tools.call(id, name, field(block, 'input')));
       }
       return messages;
     }
@@ -129,14 +158,9 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
       if (content === undefined || typeof content === 'string') return [];
       const messages: CliMessage[] = [];
       for (const block of content) {
-        const id = text(field(block, 'tool_use_id'));
+        const id = stringOf(field(block, 'tool_use_id'));
         if (block.type !== 'tool_result' || id === undefined) continue;
-        const call = state.calls.get(id) ?? { name: 'unknown', done: false };
-        if (call.done) continue;
-        call.done = true;
-        state.calls.set(id, call);
-        const output = resultText(field(block, 'content'));
-        messages.push({ type: field(block, 'is_error') === true ? 'tool.failed' : 'tool.completed', toolCallId: id, name: call.name, output });
+        messages.push(...state.tools.result(id, undefined, contentText(field(block, 'content')), field(block, 'is_error') === true));
       }
       return messages;
     }
@@ -153,34 +177,21 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
 function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {
   const line = known(event, 'system');
   if (line === null) return [];
-  if (line.subtype === 'init' && line.session_id !== undefined && state.sessionId === undefined) {
-    state.sessionId = line.session_id;
-    return [{ type: state.resuming ? 'session.resumed' : 'session.started', sessionId: line.session_id }];
-  }
+  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id);
   if (line.subtype === 'api_retry') {
-    const status = field(line, 'error_status');
-    const error = text(field(line, 'error')) ?? 'error';
-    const number = (key: string): number => {
-      const value = field(line, key);
-      return typeof value === 'number' ? value : 0;
-    };
+    const status = numberOf(field(line, 'error_status'));
+    const error = stringOf(field(line, 'error')) ?? 'error';
     return [
       {
         type: 'agent.retry',
-        attempt: number('attempt'),
-        maxAttempts: number('max_retries'),
-        delayMs: number('retry_delay_ms'),
-        reason: typeof status === 'number' ? `${String(status)} ${error}` : error,
+        attempt: numberOf(field(line, 'attempt')) ?? 0,
+        maxAttempts: numberOf(field(line, 'max_retries')) ?? 0,
+        delayMs: numberOf(field(line, 'retry_delay_ms')) ?? 0,
+        reason: status === undefined ? error : `${String(status)} ${error}`,
       },
     ];
   }
   return [];
-}
-
-function resultText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((block) => (field(block, 'type') === 'text' ? (text(field(block, 'text')) ?? '') : '')).join('');
 }
 
 /** The error the CLI reported, with the HTTP status first when it gave one (`429 API Error: ...`). */
@@ -201,30 +212,26 @@ function concludeClaude(state: ClaudeState): Conclusion {
     return { kind: 'inconclusive', message: 'Claude Code exited without a result line' };
   }
   if (!result.is_error) {
-    return { kind: 'completed', stopReason: result.stop_reason ?? 'end_turn', ...usageOf(result) };
+    const usage = result.usage;
+    return {
+      kind: 'completed',
+      stopReason: result.stop_reason ?? 'end_turn',
+      ...(usage === undefined
+        ? {}
+        : {
+            usage: usageOf({
+              input: usage.input_tokens ?? 0,
+              output: usage.output_tokens ?? 0,
+              cacheRead: usage.cache_read_input_tokens,
+              cacheWrite: usage.cache_creation_input_tokens,
+              cost: result.total_cost_usd,
+            }),
+          }),
+    };
   }
   const error = lastError(state) ?? result.subtype;
   if (result.subtype === 'error_during_execution' && result.terminal_reason?.startsWith('aborted') === true) {
     return { kind: 'failed', reason: 'aborted', message: `Claude Code aborted the run (${result.terminal_reason})`, ended: true };
   }
   return { kind: 'failed', reason: 'agent-error', message: `Claude Code reported an error: ${error}`, ended: true };
-}
-
-function usageOf(result: ClaudeEventOf<'result'>): { usage?: Usage } {
-  const usage = result.usage;
-  if (usage === undefined) return {};
-  const input = usage.input_tokens ?? 0;
-  const output = usage.output_tokens ?? 0;
-  const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
-  return {
-    usage: {
-      inputTokens: input,
-      outputTokens: output,
-      cacheReadTokens: cacheRead,
-      cacheWriteTokens: cacheWrite,
-      totalTokens: input + output + cacheRead + cacheWrite,
-      ...(result.total_cost_usd === undefined ? {} : { cost: result.total_cost_usd }),
-    },
-  };
 }

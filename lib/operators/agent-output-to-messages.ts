@@ -1,0 +1,38 @@
+import { pipe, type OperatorFunction } from 'rxjs';
+import type { CliMessage } from '../messages.js';
+import type { ProcessItem } from '../process/items.js';
+import { bufferThinkingUntilTurnEnd } from './buffer-thinking-until-turn-end.js';
+import { collectInvalidLines } from './collect-invalid-lines.js';
+import type { Dialect } from './dialect.js';
+import { mapToCliMessage } from './map-to-cli-message.js';
+import { parseJsonLine } from './parse-json-line.js';
+import { snapshotToDelta } from './snapshot-to-delta.js';
+
+/**
+ * The whole pipeline for one agent, built from its dialect: an agent's stdout items (lines and
+ * the exit item, as `processLines` emits them) in, `CliMessage`s out. A source is `processLines`
+ * piped through this; on its own it replays recorded output without a process.
+ *
+ * ```
+ * source:  -l-l-l-l-x|         l = JSON lines, x = exit item
+ * result:  -s---a-a-(T|)       s = session.started, a = assistant, T = terminal
+ * ```
+ *
+ * It is the five operators in a row: `parseJsonLine` (the dialect's schemas and parser),
+ * `collectInvalidLines`, `snapshotToDelta` (its text reader), `bufferThinkingUntilTurnEnd` (its
+ * turn end) and `mapToCliMessage` (its mapping).
+ *
+ * @example
+ * from([...recordedLines.map((text) => ({ kind: 'line', text })), exitItem])
+ *   .pipe(agentOutputToMessages(piDialect()))
+ *   .subscribe(console.log);
+ */
+export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<ProcessItem, CliMessage> {
+  return pipe(
+    parseJsonLine({ schemas: dialect.schemas, ...(dialect.parse === undefined ? {} : { parse: dialect.parse }) }),
+    collectInvalidLines(),
+    snapshotToDelta({ createReader: () => dialect.createTextReader(), replayedPrefix: dialect.replayedPrefix === true }),
+    bufferThinkingUntilTurnEnd({ turnEnd: (event) => dialect.turnEnd(event) }),
+    mapToCliMessage(dialect),
+  );
+}
