@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from '@jest/globals';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { piOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { derivedReadme, derivedText, fixtureLines, PI_DERIVED, THINKING_TEXT, TOOL_THEN_TEXT } from '../../helpers/derive-transcripts.js';
+import { exit } from '../../helpers/items.js';
+import { transcriptFacts } from '../../helpers/pi-transcripts.js';
+import { fixture } from '../../helpers/processes.js';
+
+/**
+ * The text shapes pi versions send (PROTOCOL.md Q1, Q2), replayed from transcripts derived from the
+ * recorded ones (spec/fixtures/pi/derived/README.md): snapshots only, snapshots only that repeat
+ * the earlier messages' text after a tool turn, deltas only, and deltas only with no final text.
+ * Whatever the shape, the answer is the same, each character once.
+ */
+
+function replay(name: string): Promise<CliMessage[]> {
+  const items: ProcessItem[] = [...fixtureLines(name).map((text): ProcessItem => ({ kind: 'line', text })), exit()];
+  return lastValueFrom(from(items).pipe(piOutputToMessages(), toArray()));
+}
+
+// The answer as a consumer builds it: append `assistant`, take `assistant.withdrawn` back from the end.
+function applied(messages: readonly CliMessage[]): string {
+  let answer = '';
+  for (const message of messages) {
+    if (message.type === 'assistant') answer += message.text;
+    if (message.type === 'assistant.withdrawn') {
+      expect(answer.endsWith(message.text)).toBe(true);
+      answer = answer.slice(0, answer.length - message.text.length);
+    }
+  }
+  return answer;
+}
+
+const textTypes = new Set<string>(['assistant', 'assistant.withdrawn', 'assistant.thought']);
+const notText = (messages: readonly CliMessage[]) => messages.filter((message) => !textTypes.has(message.type));
+const thoughts = (messages: readonly CliMessage[]) => messages.flatMap((message) => (message.type === 'assistant.thought' ? [message.text] : []));
+const withdrawals = (messages: readonly CliMessage[]) => messages.filter((message) => message.type === 'assistant.withdrawn');
+const derived = (name: string) => `pi/derived/${name}.jsonl`;
+
+describe('pi text shapes, from derived transcripts', () => {
+  it.each(PI_DERIVED.map((item) => [item.name, item] as const))('%s is what its derivation gives', (_name, item) => {
+    expect(readFileSync(fixture(item.name), 'utf8')).toBe(derivedText(item));
+  });
+
+  it('the README of the derived transcripts says how each was made', () => {
+    expect(readFileSync(fixture('pi/derived/README.md'), 'utf8')).toBe(derivedReadme('pi'));
+  });
+
+  describe.each(['snapshots-only', 'replayed-prefix', 'deltas-only', 'deltas-only-no-end-text'])('tool_call_then_text, %s', (shape) => {
+    it('gives the answer of both assistant messages, each character once, with nothing withdrawn', async () => {
+      const messages = await replay(derived(`tool_call_then_text.${shape}`));
+      expect(applied(messages)).toBe(transcriptFacts('tool_call_then_text').answer);
+      expect(applied(messages)).toBe('Let me run a tool first.The tool returned: "hello\\n". Done.');
+      expect(withdrawals(messages)).toEqual([]);
+    });
+
+    it('gives the same session, tool messages and terminal as the recorded run', async () => {
+      const recorded = await replay(TOOL_THEN_TEXT);
+      expect(notText(await replay(derived(`tool_call_then_text.${shape}`)))).toEqual(notText(recorded));
+      expect(notText(recorded).map((message) => message.type)).toEqual(['session.started', 'tool.call', 'tool.update', 'tool.completed', 'terminal.completed']);
+    });
+  });
+
+  it('streams a snapshots-only message as it grows, not at its end', async () => {
+    const messages = await replay(derived('tool_call_then_text.snapshots-only'));
+    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
+      'Let ',
+      'me run ',
+      'a ',
+      'tool ',
+      'first.',
+      'The ',
+      'tool ',
+      'returned: ',
+      '"hello\\n". ',
+      'Done.',
+    ]);
+  });
+
+  it('recognises the replayed first message at once and streams only the second message\'s own text', async () => {
+    const messages = await replay(derived('tool_call_then_text.replayed-prefix'));
+    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
+      'Let ',
+      'me run ',
+      'a ',
+      'tool ',
+      'first.',
+      'The ',
+      'tool ',
+      'returned: ',
+      '"hello\\n". ',
+      'Done.',
+    ]);
+  });
+
+  it('streams the deltas of a deltas-only message as they come', async () => {
+    const messages = await replay(derived('tool_call_then_text.deltas-only-no-end-text'));
+    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
+      'Let ',
+      'me ',
+      'run ',
+      'a ',
+      'tool ',
+      'first.',
+      'The ',
+      'tool ',
+      'returned: ',
+      '"hello\\n". ',
+      'Done.',
+    ]);
+  });
+
+  describe.each(['snapshots-only', 'deltas-only', 'deltas-only-no-end-text'])('thinking_text, %s', (shape) => {
+    it('gives the thought once, before the terminal, and the answer once', async () => {
+      const messages = await replay(derived(`thinking_text.${shape}`));
+      const facts = transcriptFacts('thinking_text');
+      expect(thoughts(messages)).toEqual(facts.thinking);
+      expect(thoughts(messages)).toEqual(['The user wants a greeting. I will think briefly, step by step, then answer politely.']);
+      expect(applied(messages)).toBe(facts.answer);
+      expect(withdrawals(messages)).toEqual([]);
+      expect(notText(messages)).toEqual(notText(await replay(THINKING_TEXT)));
+      expect(messages.at(-1)?.type).toBe('terminal.completed');
+    });
+  });
+});
