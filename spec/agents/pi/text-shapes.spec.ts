@@ -124,3 +124,58 @@ describe('pi text shapes, from derived transcripts', () => {
     });
   });
 });
+
+describe('pi snapshots only, synthetic runs', () => {
+  // A run of assistant messages with a tool turn between consecutive ones, in pi's snapshots-only
+  // shape (no delta): thinking grows character by character, then text; message_end is final.
+  function snapshotsOnlyRun(plan: readonly { readonly thinking: string; readonly text: string }[]): ProcessItem[] {
+    const message = (timestamp: number, thinking: string, text: string, stopReason: string) => ({
+      role: 'assistant',
+      content: [{ type: 'thinking', thinking }, { type: 'text', text }, ...(stopReason === 'toolUse' ? [{ type: 'toolCall', id: `call_${timestamp}`, name: 'bash', arguments: {} }] : [])],
+      stopReason,
+      timestamp,
+    });
+    const events: object[] = [{ type: 'session', version: 3, id: 'S', timestamp: 't', cwd: '/w' }, { type: 'agent_start' }];
+    plan.forEach(({ thinking, text }, index) => {
+      const timestamp = 1000 + index;
+      const stopReason = index === plan.length - 1 ? 'stop' : 'toolUse';
+      events.push({ type: 'message_start', message: { ...message(timestamp, '', '', 'stop'), content: [] } });
+      for (let n = 1; n <= thinking.length; n += 1) {
+        const snapshot = message(timestamp, thinking.slice(0, n), '', 'stop');
+        events.push({ type: 'message_update', assistantMessageEvent: { type: 'thinking_delta', contentIndex: 0, partial: snapshot }, message: snapshot });
+      }
+      for (let n = 1; n <= text.length; n += 1) {
+        const snapshot = message(timestamp, thinking, text.slice(0, n), 'stop');
+        events.push({ type: 'message_update', assistantMessageEvent: { type: 'text_delta', contentIndex: 1, partial: snapshot }, message: snapshot });
+      }
+      events.push({ type: 'message_end', message: message(timestamp, thinking, text, stopReason) });
+      if (stopReason === 'toolUse') {
+        events.push({ type: 'tool_execution_start', toolCallId: `call_${timestamp}`, toolName: 'bash', args: {} });
+        events.push({ type: 'tool_execution_end', toolCallId: `call_${timestamp}`, toolName: 'bash', result: { content: [] }, isError: false });
+      }
+    });
+    events.push({ type: 'agent_end', messages: [] });
+    return [...events.map((event): ProcessItem => ({ kind: 'line', text: JSON.stringify(event) })), exit()];
+  }
+
+  const replaySynthetic = (items: readonly ProcessItem[]) => lastValueFrom(from(items).pipe(piOutputToMessages(), toArray()));
+
+  it('a message whose whole answer is a proper prefix of the answer before it is still given, once', async () => {
+    const messages = await replaySynthetic(snapshotsOnlyRun([{ thinking: '', text: 'one' }, { thinking: '', text: 'on' }, { thinking: '', text: 'three' }]));
+    expect(applied(messages)).toBe('oneonthree');
+    expect(withdrawals(messages)).toEqual([]);
+  });
+
+  it('a message whose whole thinking is a proper prefix of the thinking before it keeps its own place in the released thought', async () => {
+    const messages = await replaySynthetic(
+      snapshotsOnlyRun([
+        { thinking: 'abc', text: 'one' },
+        { thinking: 'ab', text: 'two' },
+        { thinking: 'xyz', text: 'three' },
+      ]),
+    );
+    expect(applied(messages)).toBe('onetwothree');
+    // The thinking of the three messages, each in its place: "ab" is the second message's, not the start of the third's.
+    expect(thoughts(messages)).toEqual(['abc\n\nab\n\nxyz']);
+  });
+});
