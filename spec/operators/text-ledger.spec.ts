@@ -217,6 +217,22 @@ describe('snapshotToDelta with replayedPrefix', () => {
     });
   });
 
+  it('when an earlier key grows after later keys emitted, its new text goes in its place, not at the end', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      // k1 "one ", k2 "two", then k1 "one more ": the answer is "one more two", so "two" is taken back and given again after "more ".
+      const values = { a: snap('one ', 'k1'), b: snap('two', 'k2'), c: snap('one more ', 'k1') };
+      const expected = '-(1a)-(2b)-(345c)|';
+      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
+        ...values,
+        1: text('one '),
+        2: text('two'),
+        3: withdraw('two'),
+        4: text('more '),
+        5: text('two'),
+      });
+    });
+  });
+
   it('a forgotten key\'s text is no longer earlier text that a replay repeats', () => {
     scheduler().run(({ cold, expectObservable }) => {
       // With maxKeys 2, m3 makes m1 forgotten: m4's earlier text is "two three ".
