@@ -84,4 +84,32 @@ describe('Claude Code: a stream abandoned for a non-streaming fallback, from der
     );
     expect(applied(messages)).toBe('Hello from the Hello from the fake server.');
   });
+
+  it('a fallback whose earlier block grows keeps that block\'s new text in its place, before the later blocks', async () => {
+    // Streamed: text block 0 (whole, with its block-level line), a tool_use, then text block 2 cut after "After".
+    // The fallback says block 0 is "Before the tool. Really." and block 2 "After it.".
+    const line = (value: object): ProcessItem => ({ kind: 'line', text: JSON.stringify(value) });
+    const stream = (event: object, extra: object = {}) => line({ type: 'stream_event', event, session_id: 'S', parent_tool_use_id: null, api_message_id: 'msg_A', ...extra });
+    const block = (id: string, content: object, stopReason: string | null) =>
+      line({ type: 'assistant', message: { id, type: 'message', role: 'assistant', content: [content], stop_reason: stopReason }, parent_tool_use_id: null, session_id: 'S' });
+    const toolUse = { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'true' } };
+    const items: ProcessItem[] = [
+      line({ type: 'system', subtype: 'init', session_id: 'S' }),
+      stream({ type: 'message_start', message: { id: 'msg_A', content: [] } }),
+      stream({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Before the tool.' } }),
+      block('msg_A', { type: 'text', text: 'Before the tool.' }, null),
+      block('msg_A', toolUse, null),
+      stream({ type: 'content_block_delta', index: 2, delta: { type: 'text_delta', text: 'After' } }),
+      stream({ type: 'content_block_stop', index: 2 }),
+      stream({ type: 'message_delta', delta: { stop_reason: null } }),
+      stream({ type: 'message_stop' }, { abandoned_blocks: { api_message_id: 'msg_A', from_block_index: 2 } }),
+      block('msg_F', { type: 'text', text: 'Before the tool. Really.' }, 'tool_use'),
+      block('msg_F', toolUse, 'tool_use'),
+      block('msg_F', { type: 'text', text: 'After it.' }, 'tool_use'),
+      line({ type: 'result', subtype: 'success', is_error: false, stop_reason: 'tool_use', session_id: 'S' }),
+      exit(),
+    ];
+    const messages = await lastValueFrom(from(items).pipe(claudeOutputToMessages(), toArray()));
+    expect(applied(messages)).toBe('Before the tool. Really.After it.');
+  });
 });
