@@ -217,6 +217,20 @@ describe('snapshotToDelta with replayedPrefix', () => {
     });
   });
 
+  it('withdraws and emits whole characters: a divergence inside a surrogate pair takes back the whole pair', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      // 😀 and 😁 share their high surrogate (\uD83D): a text item must never hold half a character.
+      const values = { a: snap('Done 😀', 'm1'), b: snap('Done 😁', 'm1') };
+      const expected = '-(1a)-(23b)|';
+      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
+        ...values,
+        1: text('Done 😀'),
+        2: withdraw('😀'),
+        3: text('😁'),
+      });
+    });
+  });
+
   it('when an earlier key grows after later keys emitted, its new text goes in its place, not at the end', () => {
     scheduler().run(({ cold, expectObservable }) => {
       // k1 "one ", k2 "two", then k1 "one more ": the answer is "one more two", so "two" is taken back and given again after "more ".
