@@ -240,6 +240,24 @@ describe('agentOutputToMessages with a dialect defined in a spec', () => {
   });
 });
 
+describe('agentOutputToMessages checks its dialect when called', () => {
+  it.each<[string, unknown]>([
+    ['schemas', 'nope'],
+    ['parse', 'nope'],
+    ['createTextReader', 'nope'],
+    ['createTextReader', undefined],
+    ['replayedPrefix', 'yes'],
+    ['turnEnd', 'nope'],
+    ['turnEnd', undefined],
+    ['map', 'nope'],
+    ['conclude', undefined],
+  ])('throws a TypeError at call time for %s = %p, not an error at subscription', (key, value) => {
+    const dialect = { ...toyDialect(), [key]: value } as unknown as Dialect<ToyState>;
+    expect(() => agentOutputToMessages(dialect)).toThrow(TypeError);
+    expect(() => agentOutputToMessages(dialect)).toThrow(/^agent-rx: /);
+  });
+});
+
 describe('agentOutputToMessages (rxjs checklist)', () => {
   const values = {
     h: hello,
