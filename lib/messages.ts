@@ -71,17 +71,26 @@ export const ToolFailedSchema = z.object({
   name: z.string(),
   output: z.string(),
 });
-/** The agent CLI itself is retrying (for pi: `auto_retry_start`). */
+/** The agent CLI itself is retrying (for pi: `auto_retry_start`); what the agent does not say is left out. */
 export const AgentRetrySchema = z.object({
   type: z.literal('agent.retry'),
-  attempt: z.number(),
-  maxAttempts: z.number(),
-  delayMs: z.number(),
+  attempt: z.number().optional(),
+  maxAttempts: z.number().optional(),
+  delayMs: z.number().optional(),
   reason: z.string(),
 });
+/**
+ * Why a run's model stopped, the same for every agent: `end_turn` (it finished), `max_tokens` (it
+ * hit the output limit), `tool_use` (it stopped to use tools and the run ended there, e.g. at a turn
+ * limit), `refusal`, `aborted`, `other` (anything else; the agent's own value is in `agentStopReason`).
+ */
+export const StopReasonSchema = z.enum(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'aborted', 'other']);
+export type StopReason = z.infer<typeof StopReasonSchema>;
 export const TerminalCompletedSchema = z.object({
   type: z.literal('terminal.completed'),
-  stopReason: z.string(),
+  stopReason: StopReasonSchema,
+  /** The agent's own stop reason, as it reported it (pi: `stop`, `length`; Claude Code: `end_turn`, `stop_sequence`, …). */
+  agentStopReason: z.string().optional(),
   usage: UsageSchema.optional(),
   sessionId: z.string().optional(),
 });
@@ -124,6 +133,8 @@ export const TerminalFailedSchema = z.object({
   invalidOutputLinesOmitted: z.number(),
   /** The agent's own last error message, when it reported one. */
   agentError: z.string().optional(),
+  /** The HTTP status of the model API's error, when the agent reports one (401, 429, 500, …). */
+  httpStatus: z.number().int().optional(),
   /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
   retryAfterMs: z.number().nonnegative().optional(),
   /**

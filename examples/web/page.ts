@@ -57,7 +57,8 @@ function describeEnd(message: TerminalMessage, elapsedMs: number): string {
   const seconds = `${(elapsedMs / 1000).toFixed(1)} s`;
   if (message.type === 'terminal.failed') return `✗ Failed · ${message.reason}: ${message.message}`;
   const tokens = message.usage === undefined ? '' : ` · ${message.usage.totalTokens} tokens`;
-  return `✓ Completed · ${message.stopReason}${tokens} · ${seconds}`;
+  const reason = message.stopReason === 'end_turn' ? '' : ` · ${message.stopReason}`;
+  return `✓ Completed${reason}${tokens} · ${seconds}`;
 }
 
 // Renders messages into `root`, which it empties first: text as it streams, tools as cards.
@@ -109,7 +110,13 @@ function createView(root: HTMLElement): (message: CliMessage) => void {
         break;
       }
       case 'agent.retry':
-        root.append(element('div', 'note', `the agent retries (attempt ${message.attempt} of ${message.maxAttempts}) in ${message.delayMs} ms: ${message.reason}`));
+        root.append(
+          element(
+            'div',
+            'note',
+            `the agent retries${message.attempt === undefined ? '' : ` (attempt ${message.attempt}${message.maxAttempts === undefined ? '' : ` of ${message.maxAttempts}`})`}${message.delayMs === undefined ? '' : ` in ${message.delayMs} ms`}: ${message.reason}`,
+          ),
+        );
         break;
       case 'run.retrying':
         root.replaceChildren(element('div', 'note', `attempt ${message.attempt} in ${message.delayMs} ms, after: ${message.failure.message}`));

@@ -74,10 +74,12 @@ export function createRenderer(options: RenderOptions): Renderer {
         case 'tool.failed':
           progress.delete(message.toolCallId);
           return block(toolResultLines(message.name, message.output, message.type === 'tool.failed', c));
-        case 'agent.retry':
-          return block([
-            c.yellow(`⟳ retry ${message.attempt}/${message.maxAttempts} in ${formatDuration(message.delayMs)} · ${oneLine(message.reason)}`),
-          ]);
+        case 'agent.retry': {
+          // What the agent does not say is left out.
+          const count = message.attempt === undefined ? '' : ` ${message.attempt}${message.maxAttempts === undefined ? '' : `/${message.maxAttempts}`}`;
+          const wait = message.delayMs === undefined ? '' : ` in ${formatDuration(message.delayMs)}`;
+          return block([c.yellow(`⟳ retry${count}${wait} · ${oneLine(message.reason)}`)]);
+        }
         case 'run.retrying':
           return block([
             c.yellow(`⟳ attempt ${message.attempt} in ${formatDuration(message.delayMs)} · ${oneLine(message.failure.agentError ?? message.failure.message)}`),
@@ -125,7 +127,9 @@ function toolResultLines(name: string, output: string, failed: boolean, c: Palet
 }
 
 function completedLine(message: TerminalCompleted, elapsedMs: number, shownSession: string | undefined, c: Palette): string {
-  const parts = [c.green(c.bold('✓ completed')), message.stopReason];
+  // A normal end needs no words; any other stop reason is shown (the agent's own for `other`).
+  const parts = [c.green(c.bold('✓ completed'))];
+  if (message.stopReason !== 'end_turn') parts.push(message.stopReason === 'other' ? (message.agentStopReason ?? 'other') : message.stopReason);
   if (message.usage !== undefined) parts.push(formatUsage(message.usage));
   parts.push(formatDuration(elapsedMs));
   if (message.sessionId !== undefined && message.sessionId !== shownSession) parts.push(`session ${message.sessionId}`);

@@ -1,4 +1,4 @@
-import type { CliMessage, FailureReason, Usage } from '../messages.js';
+import type { CliMessage, FailureReason, StopReason, Usage } from '../messages.js';
 import type { TurnEnd } from './buffer-thinking-until-turn-end.js';
 import type { AgentEvent } from './items.js';
 import type { EventValidator } from './parse-json-line.js';
@@ -6,7 +6,13 @@ import type { TextReader } from './snapshot-to-delta.js';
 
 /** How a dialect reads the end of a run from the events it saw. */
 export type Conclusion =
-  | { readonly kind: 'completed'; readonly stopReason: string; readonly usage?: Usage }
+  | {
+      readonly kind: 'completed';
+      readonly stopReason: StopReason;
+      /** The agent's own value, kept as `agentStopReason`. */
+      readonly agentStopReason?: string;
+      readonly usage?: Usage;
+    }
   | {
       readonly kind: 'failed';
       readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
@@ -35,7 +41,19 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
   conclude(state: S): Conclusion;
   /** The agent's last reported error, for diagnostics. */
   lastError(state: S): string | undefined;
+  /**
+   * What the agent reported about its last error, as data: the model API's HTTP status and a
+   * retry-after hint. They go into `terminal.failed`, where `isRetryableFailure` reads them before
+   * any text.
+   */
+  failureDetails?(state: S): FailureDetails;
   sessionId(state: S): string | undefined;
+}
+
+/** Structured facts about a failure, for `terminal.failed`. */
+export interface FailureDetails {
+  readonly httpStatus?: number;
+  readonly retryAfterMs?: number;
 }
 
 /**

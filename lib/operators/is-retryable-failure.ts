@@ -90,11 +90,19 @@ export function isRetryableFailure(failure: TerminalFailed): boolean {
       // A stalled stream is a failure of the moment; a run that outgrew its budget would again.
       return failure.timeout?.limit === 'idle';
     case 'agent-error':
-      return classifyText(failure.agentError ?? failure.message) ?? false;
+      return classifyStatus(failure) ?? classifyText(failure.agentError ?? failure.message) ?? false;
     case 'exit':
       if (failure.signal !== null || killedBySignal(failure.exitCode)) return true;
-      return classifyText(failure.agentError ?? '') ?? classifyStderr(failure.stderr) ?? false;
+      return classifyStatus(failure) ?? classifyText(failure.agentError ?? '') ?? classifyStderr(failure.stderr) ?? false;
   }
+}
+
+// The HTTP status the dialect reported decides first; billing errors sent as 429 are still not retried.
+function classifyStatus(failure: TerminalFailed): boolean | undefined {
+  const status = failure.httpStatus;
+  if (status === undefined || status < 400 || status > 599) return undefined;
+  if (QUOTA.test(failure.agentError ?? failure.message)) return false;
+  return isRetryableStatus(status);
 }
 
 // The last stderr line that says something decides; stack frames and Node's version banner say nothing.

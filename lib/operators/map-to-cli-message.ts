@@ -96,6 +96,8 @@ function checkDialect(dialect: unknown): void {
   const name = property(dialect, 'name');
   if (typeof name !== 'string') throw new TypeError(`agent-rx: the dialect's name must be a string; got ${shown(name)}`);
   for (const key of DIALECT_FUNCTIONS) checkFunction(property(dialect, key), `the ${name} dialect's ${key}`);
+  const details = property(dialect, 'failureDetails');
+  if (details !== undefined) checkFunction(details, `the ${name} dialect's failureDetails`);
   const hint = property(dialect, 'installHint');
   if (hint !== undefined && typeof hint !== 'string') throw new TypeError(`agent-rx: the ${name} dialect's installHint must be a string; got ${shown(hint)}`);
 }
@@ -124,6 +126,7 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, 
     return {
       type: 'terminal.completed',
       stopReason: conclusion.stopReason,
+      ...(conclusion.agentStopReason === undefined ? {} : { agentStopReason: conclusion.agentStopReason }),
       ...(conclusion.usage === undefined ? {} : { usage: conclusion.usage }),
       ...(sessionId === undefined ? {} : { sessionId }),
     };
@@ -148,6 +151,7 @@ function failure<S, E extends AgentEvent>(
 ): TerminalFailed {
   const agentError = dialect.lastError(state);
   const sessionId = dialect.sessionId(state);
+  const details = dialect.failureDetails?.(state) ?? {};
   return {
     type: 'terminal.failed',
     reason,
@@ -159,6 +163,8 @@ function failure<S, E extends AgentEvent>(
     invalidOutputLines: [...(exit?.invalidOutput?.lines ?? [])],
     invalidOutputLinesOmitted: exit?.invalidOutput?.omitted ?? 0,
     ...(agentError === undefined ? {} : { agentError }),
+    ...(details.httpStatus === undefined ? {} : { httpStatus: details.httpStatus }),
+    ...(details.retryAfterMs === undefined ? {} : { retryAfterMs: details.retryAfterMs }),
     ...(sessionId === undefined ? {} : { sessionId }),
   };
 }

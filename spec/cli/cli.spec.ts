@@ -77,7 +77,7 @@ describe('agent-rx run --json', () => {
     const result = await cli(['run', '--executable', REPLAY_AGENT, '--model', 'text', 'Say hello'], { PI_REPLAY_SPEED: '0' });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Hello from the fake model. This answer is streamed in many small chunks so you can see deltas.');
-    expect(result.stdout).toMatch(/✓ completed · stop · 141 tokens \(123 in, 18 out\) · \d/);
+    expect(result.stdout).toMatch(/✓ completed · 141 tokens \(123 in, 18 out\) · \d/);
     expect(result.stdout).not.toContain('\u001b[');
   });
 });

@@ -100,14 +100,16 @@ describe('createRenderer', () => {
       render([
         { type: 'session.started', sessionId: 's-1' },
         { type: 'assistant', text: 'Hi.' },
-        { type: 'terminal.completed', stopReason: 'stop', usage: { ...usage, cacheReadTokens: 7, cost: 0.01234 }, sessionId: 's-1' },
+        { type: 'terminal.completed', stopReason: 'end_turn', usage: { ...usage, cacheReadTokens: 7, cost: 0.01234 }, sessionId: 's-1' },
       ]),
-    ).toBe('session s-1\n\nHi.\n\n✓ completed · stop · 150 tokens (120 in, 30 out, 7 cache read, $0.0123) · 2.5s\n');
+    ).toBe('session s-1\n\nHi.\n\n✓ completed · 150 tokens (120 in, 30 out, 7 cache read, $0.0123) · 2.5s\n');
   });
 
   it('names the session in the status line when no session message came before', () => {
-    expect(render([{ type: 'terminal.completed', stopReason: 'stop', sessionId: 's-2' }], 850)).toBe(
-      '✓ completed · stop · 850ms · session s-2\n',
+    expect(render([{ type: 'terminal.completed', stopReason: 'max_tokens', agentStopReason: 'length' }], 850)).toBe('✓ completed · max_tokens · 850ms\n');
+    expect(render([{ type: 'terminal.completed', stopReason: 'other', agentStopReason: 'pause_turn' }], 850)).toBe('✓ completed · pause_turn · 850ms\n');
+    expect(render([{ type: 'terminal.completed', stopReason: 'end_turn', sessionId: 's-2' }], 850)).toBe(
+      '✓ completed · 850ms · session s-2\n',
     );
   });
 

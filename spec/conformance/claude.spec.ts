@@ -96,7 +96,7 @@ describe('real Claude Code: answers', () => {
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
       expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
       expect(answerOf(messages)).toBe(expectedText('text'));
-      expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', usage: usage(1, 7), sessionId });
+      expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: expect.any(String) as unknown, usage: usage(1, 7), sessionId });
       // One model call, with the model id as the scenario, the fake key and Claude's tools.
       const calls = server.requestsFor('text');
       expect(calls).toHaveLength(1);

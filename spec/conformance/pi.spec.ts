@@ -94,7 +94,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
     expect(types(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
     expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
     expect(answerOf(messages)).toBe(expectedText('text'));
-    expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'stop', usage: usage(7), sessionId });
+    expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: 'stop', usage: usage(7), sessionId });
   });
 
   it('thinking then text: one whole thought after the answer', async () => {
@@ -114,7 +114,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
       { type: 'tool.completed', toolCallId: call?.id, name: 'bash', output: BASH_TOOL_OUTPUT },
     ]);
     expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('bash_tool')}`);
-    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: 'stop' });
   });
 
   it('the read tool', async () => {
@@ -185,7 +185,7 @@ describe('real pi: retries', () => {
       const messages = await run('flaky500, pi retries on', options('flaky500', 'openai-completions', {}, retrying));
       expect(messages.filter((message) => message.type === 'agent.retry')).toHaveLength(1);
       expect(answerOf(messages)).toBe(expectedText('flaky500'));
-      expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
+      expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: 'stop' });
     } finally {
       await retrying.cleanup();
     }

@@ -66,7 +66,7 @@ describe('examples/demo.ts', () => {
         '',
         'The tool returned: "hello\\n". Done.',
         '',
-        '✓ completed · stop · 267 tokens (246 in, 21 out) · <time>',
+        '✓ completed · 267 tokens (246 in, 21 out) · <time>',
         '',
       ].join('\n'),
     );

@@ -18,7 +18,7 @@ const toy: MessageMapping<ToyState> = {
       state.said += 1;
       return [{ type: 'tool.call', toolCallId: String(state.said), name: 'say', input: null }];
     }
-    if (event.type === 'done') state.outcome = { kind: 'completed', stopReason: 'stop' };
+    if (event.type === 'done') state.outcome = { kind: 'completed', stopReason: 'end_turn' };
     if (event.type === 'oops') {
       state.lastError = 'model on fire';
       state.outcome = { kind: 'failed', reason: 'agent-error', message: 'toy reported: model on fire', ended: event['ended'] === true };
@@ -40,7 +40,7 @@ describe('mapToCliMessage', () => {
         s: { type: 'tool.call', toolCallId: '1', name: 'say', input: null },
         a: { type: 'assistant', text: 'Hi' },
         t: { type: 'assistant.thought', text: 'hmm' },
-        x: { type: 'terminal.completed', stopReason: 'stop', sessionId: 'S1' },
+        x: { type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'S1' },
       });
     });
   });
@@ -117,7 +117,7 @@ describe('mapToCliMessage', () => {
   it('emits nothing after the terminal message', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<PipelineItem>('-d-x-a-|', { d: ev('done'), x: runExit(), a: text('late') });
-      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('---(x|)', { x: { type: 'terminal.completed', stopReason: 'stop', sessionId: 'S1' } });
+      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('---(x|)', { x: { type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'S1' } });
       expectSubscriptions(source.subscriptions).toBe('^--!');
     });
   });

@@ -19,7 +19,7 @@ const m: Record<string, CliMessage> = {
   a: { type: 'assistant', text: 'Hi' },
   t: { type: 'tool.call', toolCallId: 'T1', name: 'bash', input: { command: 'touch x' } },
   u: { type: 'tool.completed', toolCallId: 'T1', name: 'bash', output: '' },
-  c: { type: 'terminal.completed', stopReason: 'stop' },
+  c: { type: 'terminal.completed', stopReason: 'end_turn' },
   f: failed('429 rate limit exceeded'),
   g: failed('500 internal server error'),
   n: failed('401 invalid api key'),

@@ -74,7 +74,7 @@ describe('retryAgentRun with a fake pi', () => {
         failure: expect.objectContaining({ reason: 'agent-error', agentError: '500 fake internal server error', exitCode: 0 }),
       },
     ]);
-    expect(messages.filter(isTerminal)).toEqual([expect.objectContaining({ type: 'terminal.completed', stopReason: 'stop' })]);
+    expect(messages.filter(isTerminal)).toEqual([expect.objectContaining({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: 'stop' })]);
     expect(answerOf(messages)).toBe(transcriptFacts('text').answer);
     // A plain retry resubscribes the same cold run: every attempt is a new pi process with the same prompt.
     expect([1, 2, 3].map((attempt) => started(attempt).stdin)).toEqual(['Say hello.', 'Say hello.', 'Say hello.']);

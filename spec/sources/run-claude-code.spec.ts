@@ -44,6 +44,7 @@ describe('runClaudeCode: exact streams', () => {
     expect(messages.at(-1)).toEqual({
       type: 'terminal.completed',
       stopReason: 'end_turn',
+      agentStopReason: 'end_turn',
       usage: { inputTokens: 42, outputTokens: 6, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 48, cost: 0.000288 },
       sessionId: '2a12187f-8e9e-4ea0-88e5-6cd5b1daca54',
     });

@@ -62,7 +62,8 @@ describe('runPi: exact streams', () => {
     expect(answerOf(messages)).toBe('Hello from the fake model. This answer is streamed in many small chunks so you can see deltas.');
     expect(messages.at(-1)).toEqual({
       type: 'terminal.completed',
-      stopReason: 'stop',
+      stopReason: 'end_turn',
+      agentStopReason: 'stop',
       usage: usage(123, 18),
       sessionId: '01a22ae0-2cd5-7721-93a8-7b95f33b35b1',
     });
@@ -88,7 +89,7 @@ describe('runPi: exact streams', () => {
     const callAt = messages.findIndex((message) => message.type === 'tool.call');
     expect(answerOf(messages.slice(0, callAt))).toBe('Let me run a tool first.');
     expect(answerOf(messages.slice(callAt))).toBe('The tool returned: "hello\\n". Done.');
-    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop', usage: usage(246, 21) });
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', agentStopReason: 'stop', usage: usage(246, 21) });
   });
 
   it('http500: pi retries (agent.retry ×3), then an agent-error carrying pi\'s message, although pi exits 0', async () => {
@@ -109,6 +110,7 @@ describe('runPi: exact streams', () => {
       invalidOutputLines: [],
       invalidOutputLinesOmitted: 0,
       agentError: '500 fake internal server error',
+      httpStatus: 500,
       sessionId: '01a22add-b817-70f0-8086-5995a1e85c23',
     });
   });

@@ -51,7 +51,7 @@ export function demo() {
     attempts += 1;
     return attempts === 1
       ? of({ type: 'assistant', text: 'Hel' }, failed)
-      : of({ type: 'assistant', text: 'Hello' }, { type: 'terminal.completed', stopReason: 'stop' });
+      : of({ type: 'assistant', text: 'Hello' }, { type: 'terminal.completed', stopReason: 'end_turn' });
   });
   return lastValueFrom(run.pipe(retryAgentRun({ delay: 0 }), toArray())).then((messages) => ({ attempts, messages }));
 }
@@ -121,6 +121,7 @@ describe('agent-rx/browser', () => {
         'UsageSchema',
         'InvalidOutputLineSchema',
         'FailureReasonSchema',
+        'StopReasonSchema',
         'SessionStartedSchema',
         'SessionResumedSchema',
         'AssistantSchema',
@@ -160,10 +161,10 @@ describe('agent-rx/browser', () => {
     source.open();
     source.send({ type: 'assistant', text: 'hi' });
     source.send('not json');
-    source.send({ type: 'terminal.completed', stopReason: 'stop' });
+    source.send({ type: 'terminal.completed', stopReason: 'end_turn' });
     expect(JSON.parse(JSON.stringify(seen))).toEqual([
       { type: 'assistant', text: 'hi' },
-      { type: 'terminal.completed', stopReason: 'stop' },
+      { type: 'terminal.completed', stopReason: 'end_turn' },
     ]);
     expect(source.readyState).toBe(2);
     expect([browser.RETRY_BASE_DELAY_MS, browser.RETRY_MAX_DELAY_MS]).toEqual([1000, 30_000]);
@@ -183,7 +184,7 @@ describe('agent-rx/browser', () => {
       { type: 'assistant', text: 'Hel' },
       { type: 'run.retrying', attempt: 2, delayMs: 0, failure: expect.objectContaining({ type: 'terminal.failed', agentError: '429 rate limit exceeded' }) },
       { type: 'assistant', text: 'Hello' },
-      { type: 'terminal.completed', stopReason: 'stop' },
+      { type: 'terminal.completed', stopReason: 'end_turn' },
     ]);
   });
 

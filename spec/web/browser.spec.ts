@@ -105,7 +105,7 @@ describe('the web example in Chromium', () => {
     expect(texts).toEqual(['Let me run a tool first.', 'The tool returned: "hello\\n". Done.']);
     expect(await page.locator('.tool').getAttribute('data-state')).toBe('completed');
     expect(await page.textContent('.tool')).toContain('echo hello');
-    expect(await page.textContent('#status')).toMatch(/^✓ Completed · stop · 267 tokens · \d+\.\d s$/);
+    expect(await page.textContent('#status')).toMatch(/^✓ Completed · 267 tokens · \d+\.\d s$/);
     expect(await page.isEnabled('#run')).toBe(true);
     await screenshot(page, 'completed.png');
     await page.close();

@@ -6,7 +6,7 @@ import { FakeEventSource, fakeEventSources } from './fake-event-source.js';
 const session: CliMessage = { type: 'session.started', sessionId: 's1' };
 const hello: CliMessage = { type: 'assistant', text: 'Hello' };
 const world: CliMessage = { type: 'assistant', text: ', world' };
-const completed: CliMessage = { type: 'terminal.completed', stopReason: 'stop' };
+const completed: CliMessage = { type: 'terminal.completed', stopReason: 'end_turn' };
 
 interface Seen {
   readonly messages: CliMessage[];

@@ -61,7 +61,7 @@ describe('examples/web/server.ts', () => {
     await client.ended;
     const messages = client.events().map((event) => CliMessageSchema.parse(event));
     expect(messages[0]?.type).toBe('session.started');
-    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'stop' });
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
     expect(messages.filter((message) => message.type === 'assistant').map((message) => message.text).join('')).toBe(
       'Let me run a tool first.The tool returned: "hello\\n". Done.',
     );

@@ -34,11 +34,11 @@ describe('serveSse', () => {
     expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     expect(response.headers['cache-control']).toBe('no-cache, no-transform');
     subject.next({ type: 'assistant', text: 'line one\nline two\u2028' });
-    subject.next({ type: 'terminal.completed', stopReason: 'stop' });
+    subject.next({ type: 'terminal.completed', stopReason: 'end_turn' });
     subject.complete();
     await client.ended;
     expect(client.body()).toBe(
-      'id: 1\ndata: {"type":"assistant","text":"line one\\nline two\u2028"}\n\nid: 2\ndata: {"type":"terminal.completed","stopReason":"stop"}\n\n',
+      'id: 1\ndata: {"type":"assistant","text":"line one\\nline two\u2028"}\n\nid: 2\ndata: {"type":"terminal.completed","stopReason":"end_turn"}\n\n',
     );
   });
 

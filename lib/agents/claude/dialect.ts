@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { CliMessage } from '../../messages.js';
+import type { CliMessage, StopReason } from '../../messages.js';
 import { agentOutputToMessages } from '../../operators/agent-output-to-messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
@@ -122,6 +122,10 @@ export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<Claud
     map: mapClaudeEvent,
     conclude: concludeClaude,
     lastError,
+    failureDetails: (state) => {
+      const status = state.result?.is_error === true ? state.result.api_error_status : undefined;
+      return typeof status === 'number' ? { httpStatus: status } : {};
+    },
     sessionId: (state) => state.session.sessionId ?? state.result?.session_id,
   };
 }
@@ -181,12 +185,15 @@ function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] 
   if (line.subtype === 'api_retry') {
     const status = numberOf(field(line, 'error_status'));
     const error = stringOf(field(line, 'error')) ?? 'error';
+    const attempt = numberOf(field(line, 'attempt'));
+    const maxAttempts = numberOf(field(line, 'max_retries'));
+    const delayMs = numberOf(field(line, 'retry_delay_ms'));
     return [
       {
         type: 'agent.retry',
-        attempt: numberOf(field(line, 'attempt')) ?? 0,
-        maxAttempts: numberOf(field(line, 'max_retries')) ?? 0,
-        delayMs: numberOf(field(line, 'retry_delay_ms')) ?? 0,
+        ...(attempt === undefined ? {} : { attempt }),
+        ...(maxAttempts === undefined ? {} : { maxAttempts }),
+        ...(delayMs === undefined ? {} : { delayMs }),
         reason: status === undefined ? error : `${String(status)} ${error}`,
       },
     ];
@@ -205,6 +212,23 @@ function lastError(state: ClaudeState): string | undefined {
   return state.apiError;
 }
 
+// The Messages API's stop reasons; a stop sequence is a normal end of the answer.
+function claudeStopReason(value: string | null | undefined): StopReason {
+  switch (value) {
+    case undefined:
+    case null:
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'end_turn';
+    case 'max_tokens':
+    case 'tool_use':
+    case 'refusal':
+      return value;
+    default:
+      return 'other';
+  }
+}
+
 function concludeClaude(state: ClaudeState): Conclusion {
   const result = state.result;
   if (result === undefined) {
@@ -215,7 +239,8 @@ function concludeClaude(state: ClaudeState): Conclusion {
     const usage = result.usage;
     return {
       kind: 'completed',
-      stopReason: result.stop_reason ?? 'end_turn',
+      stopReason: claudeStopReason(result.stop_reason),
+      ...(typeof result.stop_reason === 'string' ? { agentStopReason: result.stop_reason } : {}),
       ...(usage === undefined
         ? {}
         : {

@@ -101,6 +101,11 @@ export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
     map: mapPiEvent,
     conclude: concludePi,
     lastError: (state) => state.lastError,
+    failureDetails: (state) => {
+      // pi's errorMessage starts with the HTTP status of the model API's error ("429 rate limit exceeded").
+      const status = /^(\d{3})\b/.exec(state.lastError ?? '')?.[1];
+      return status === undefined ? {} : { httpStatus: Number(status) };
+    },
     sessionId: (state) => state.session.sessionId,
   };
 }
@@ -190,7 +195,12 @@ function concludePi(state: PiState): Conclusion {
     return { kind: 'failed', reason: 'aborted', message: `pi aborted the request: ${state.lastError ?? 'aborted'}`, ended: state.agentEnded };
   }
   if (state.agentEnded && (state.lastStopReason === 'stop' || state.lastStopReason === 'length')) {
-    return { kind: 'completed', stopReason: state.lastStopReason, ...(state.usage === undefined ? {} : { usage: state.usage }) };
+    return {
+      kind: 'completed',
+      stopReason: state.lastStopReason === 'stop' ? 'end_turn' : 'max_tokens',
+      agentStopReason: state.lastStopReason,
+      ...(state.usage === undefined ? {} : { usage: state.usage }),
+    };
   }
   if (state.answering) {
     return { kind: 'inconclusive', message: 'pi exited in the middle of an answer' };
