@@ -7,6 +7,7 @@ import type { Dialect } from './dialect.js';
 import { mapToCliMessage } from './map-to-cli-message.js';
 import { parseJsonLine } from './parse-json-line.js';
 import { snapshotToDelta } from './snapshot-to-delta.js';
+import { checkFunction, isObject, property, shown } from './validate.js';
 
 /**
  * The whole pipeline for one agent, built from its dialect: an agent's stdout items (lines and
@@ -28,6 +29,14 @@ import { snapshotToDelta } from './snapshot-to-delta.js';
  *   .subscribe(console.log);
  */
 export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<ProcessItem, CliMessage> {
+  // Everything the dialect gives is checked now (the operators below check the rest at call time too).
+  if (!isObject(dialect)) throw new TypeError(`agent-rx: agentOutputToMessages takes a dialect object; got ${shown(dialect)}`);
+  checkFunction(property(dialect, 'createTextReader'), `the ${String(property(dialect, 'name'))} dialect's createTextReader`);
+  checkFunction(property(dialect, 'turnEnd'), `the ${String(property(dialect, 'name'))} dialect's turnEnd`);
+  const replayedPrefix = property(dialect, 'replayedPrefix');
+  if (replayedPrefix !== undefined && typeof replayedPrefix !== 'boolean') {
+    throw new TypeError(`agent-rx: the dialect's replayedPrefix must be a boolean; got ${shown(replayedPrefix)}`);
+  }
   return pipe(
     parseJsonLine({ schemas: dialect.schemas, ...(dialect.parse === undefined ? {} : { parse: dialect.parse }) }),
     collectInvalidLines(),

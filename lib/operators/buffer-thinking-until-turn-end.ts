@@ -45,43 +45,24 @@ export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
   return (source) =>
     new Observable<PipelineItem<E>>((subscriber) => {
       // State lives in the subscription: every subscriber gets its own.
-      const segments: string[] = [];
-      let current = '';
-      const closeMessage = (keep: boolean): void => {
-        if (keep && current !== '') segments.push(current);
-        current = '';
-      };
-      // Takes back held thinking, newest first; thinking already released is not revised.
-      const withdraw = (length: number): void => {
-        let left = length;
-        const fromCurrent = Math.min(left, current.length);
-        current = current.slice(0, current.length - fromCurrent);
-        left -= fromCurrent;
-        while (left > 0 && segments.length > 0) {
-          const last = segments.pop() as string;
-          if (last.length > left) segments.push(last.slice(0, last.length - left));
-          left -= Math.min(left, last.length);
-        }
-      };
+      const held = new HeldThinking();
       const release = (): void => {
-        closeMessage(true);
-        if (segments.length === 0) return;
-        const text = segments.join(separator);
-        segments.length = 0;
-        subscriber.next({ kind: 'text', channel: 'thought', text } satisfies TextItem);
+        const text = held.take(separator);
+        if (text !== '') subscriber.next({ kind: 'text', channel: 'thought', text } satisfies TextItem);
       };
       return source.subscribe({
         next: (item) => {
           // After turnEnd threw, the stream has errored: ask nothing more.
           if (subscriber.closed) return;
           if (item.kind === 'text' && item.channel === 'thought') {
-            current += item.text;
+            held.add(item.text);
             return;
           }
           if (item.kind === 'withdraw' && item.channel === 'thought') {
-            withdraw(item.text.length);
+            held.withdraw(item.text.length);
             return;
           }
+          held.settle();
           if (item.kind === 'exit') release();
           if (item.kind === 'event') {
             let end: TurnEnd;
@@ -93,7 +74,7 @@ export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
               return;
             }
             if (end === 'final') release();
-            else if (end === 'tool-use') closeMessage(!dropToolUseThinking);
+            else if (end === 'tool-use') held.closeMessage(!dropToolUseThinking);
           }
           subscriber.next(item);
         },
@@ -106,4 +87,69 @@ export function bufferThinkingUntilTurnEnd<E extends AgentEvent>(
         },
       });
     });
+}
+
+/**
+ * Thinking held until the turn ends, message by message (the last part is the message being
+ * written). A withdrawal takes text back from the end. When it reaches past the message being
+ * written into an earlier one (snapshotToDelta revising an earlier message's thinking), the text
+ * that follows is that message's new text and then, again, the later messages' text: it is put
+ * back in place once it has all come (at the next item that is not thinking).
+ */
+class HeldThinking {
+  #parts: string[] = [''];
+  #refill: { at: number; later: string[]; text: string } | null = null;
+
+  add(text: string): void {
+    if (this.#refill !== null) this.#refill.text += text;
+    else this.#parts[this.#parts.length - 1] = (this.#parts.at(-1) ?? '') + text;
+  }
+
+  withdraw(length: number): void {
+    this.settle();
+    const parts = this.#parts;
+    const later: string[] = [];
+    let left = length;
+    // Whole later messages first, while the withdrawal reaches past them; thinking already released is not revised.
+    while (parts.length > 1 && left > (parts.at(-1) as string).length) {
+      const part = parts.pop() as string;
+      later.unshift(part);
+      left -= part.length;
+    }
+    const at = parts.length - 1;
+    const part = parts[at] as string;
+    parts[at] = part.slice(0, Math.max(0, part.length - left));
+    if (later.length > 0) this.#refill = { at, later, text: '' };
+  }
+
+  /** Puts text that came after a withdrawal in its place. */
+  settle(): void {
+    const refill = this.#refill;
+    if (refill === null) return;
+    this.#refill = null;
+    const tail = refill.later.join('');
+    const part = this.#parts[refill.at] ?? '';
+    if (refill.text.endsWith(tail)) {
+      this.#parts[refill.at] = part + refill.text.slice(0, refill.text.length - tail.length);
+      this.#parts.push(...refill.later);
+    } else {
+      // Not the shape snapshotToDelta gives: keep the text, at the end.
+      this.#parts[refill.at] = part + refill.text;
+    }
+  }
+
+  /** A message ended in tool use: its thinking is kept (or dropped) and a new message begins. */
+  closeMessage(keep: boolean): void {
+    this.settle();
+    if (!keep) this.#parts[this.#parts.length - 1] = '';
+    else if (this.#parts.at(-1) !== '') this.#parts.push('');
+  }
+
+  /** All held thinking, the messages joined by `separator`; nothing is held after. */
+  take(separator: string): string {
+    this.settle();
+    const text = this.#parts.filter((part) => part !== '').join(separator);
+    this.#parts = [''];
+    return text;
+  }
 }

@@ -16,6 +16,11 @@ export interface TextReading {
   readonly delta?: string;
   /** The whole text of the key so far. */
   readonly snapshot?: string;
+  /**
+   * The snapshot is the key's final text (pi: the message's `message_end`): a snapshot held back as
+   * a possible replayed prefix (`replayedPrefix`) is then decided, not held any longer.
+   */
+  readonly final?: boolean;
 }
 
 /** Says what text an event carries, if any. */

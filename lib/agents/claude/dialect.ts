@@ -61,20 +61,21 @@ export function createClaudeTextReader(): TextReader {
     const block = known(event, 'assistant');
     if (block === null) return null;
     const { id, content } = block.message;
-    // The first block-level line of a message never streamed, after an abandoned stream: the fallback.
+    const first = blocksSeen.get(id) ?? 0;
+    blocksSeen.set(id, first + content.length);
+    if (block.is_api_error_message === true || block.error !== undefined || block.parent_tool_use_id != null) return null;
+    // The first answer line of a message never streamed, after an abandoned stream: the fallback.
     if (abandoned !== undefined && !streamed.has(id) && !aliases.has(id)) {
       aliases.set(id, abandoned);
       abandoned = undefined;
     }
-    const first = blocksSeen.get(id) ?? 0;
-    blocksSeen.set(id, first + content.length);
-    if (block.is_api_error_message === true || block.error !== undefined || block.parent_tool_use_id != null) return null;
     const keyId = aliases.get(id) ?? id;
     const readings: TextReading[] = [];
     content.forEach((part, offset) => {
       const key = `${keyId}:${String(first + offset)}`;
-      if (part.type === 'text') readings.push({ channel: 'assistant', key, snapshot: stringOf(field(part, 'text')) ?? '' });
-      if (part.type === 'thinking') readings.push({ channel: 'thought', key, snapshot: stringOf(field(part, 'thinking')) ?? '' });
+      // A block-level line holds the block's final text.
+      if (part.type === 'text') readings.push({ channel: 'assistant', key, snapshot: stringOf(field(part, 'text')) ?? '', final: true });
+      if (part.type === 'thinking') readings.push({ channel: 'thought', key, snapshot: stringOf(field(part, 'thinking')) ?? '', final: true });
     });
     return readings;
   };

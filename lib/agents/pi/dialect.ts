@@ -41,8 +41,8 @@ export function readPiText(event: AgentEvent): TextReading | readonly TextReadin
   if (end !== null && end.message.role === 'assistant') {
     const key = messageKey(end.message);
     return [
-      { channel: 'thought', key, snapshot: contentText(end.message.content, 'thinking') },
-      { channel: 'assistant', key, snapshot: contentText(end.message.content, 'text') },
+      { channel: 'thought', key, snapshot: contentText(end.message.content, 'thinking'), final: true },
+      { channel: 'assistant', key, snapshot: contentText(end.message.content, 'text'), final: true },
     ];
   }
   return null;
