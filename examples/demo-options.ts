@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import type { RunClaudeCodeOptions, RunPiOptions } from '../lib/index.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunPiOptions } from '../lib/index.js';
 
-export type DemoAgent = 'pi' | 'claude';
+export type DemoAgent = AgentName;
 
 /** The replay shown when no --transcript is given: a tool call between two bits of text. */
 export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = { pi: 'tool_call_then_text', claude: 'claude-tool-partial' };
@@ -58,7 +58,7 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const { values, positionals } = parsed;
   if (values.help === true) return { kind: 'help' };
   const agent = values.agent;
-  if (agent !== 'pi' && agent !== 'claude') return { kind: 'usage-error', message: `--agent must be pi or claude; got ${agent}` };
+  if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
   const real = values.real === true || env['AGENT_RX_DEMO_REAL'] === '1';
   if (real && values.transcript !== undefined) {
     return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
@@ -93,7 +93,7 @@ export function claudeOptionsFor(request: DemoRun, replayScript: string): RunCla
 
 // One line saying what runs, for the top of the output.
 export function describeAgent(request: DemoRun): string {
-  const name = request.agent === 'pi' ? 'pi' : 'Claude Code';
+  const name = AGENTS[request.agent].displayName;
   if (request.real) {
     const model = [request.provider, request.model].filter((part) => part !== undefined).join('/');
     return `${name}${model === '' ? '' : ` (${model})`}`;

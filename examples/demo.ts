@@ -2,7 +2,7 @@
 // Offline by default (a bundled replay of a recorded run); `--real` runs `pi` (or, with
 // `--agent claude`, `claude`) from PATH.
 import { fileURLToPath } from 'node:url';
-import { isTerminal, runClaudeCode, runPi, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
+import { AGENTS, isTerminal, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
 import { colorEnabled } from '../lib/cli/ansi.js';
 import { claudeOptionsFor, describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
 import { createRenderer, renderIntro } from '../lib/cli/render.js';
@@ -28,8 +28,8 @@ if (request.kind === 'help') {
   };
   const run$ =
     request.agent === 'pi'
-      ? runPi({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
-      : runClaudeCode({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
+      ? AGENTS.pi.run({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
+      : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
   const subscription = run$.subscribe({
     next: (message) => {
       if (isTerminal(message)) terminal = message;

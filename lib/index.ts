@@ -28,6 +28,9 @@ export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, typ
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
 
+// The agent table
+export { AGENTS, AGENT_NAMES, isAgentName, type AgentName, type AgentEntry } from './agents/table.js';
+
 // Claude Code
 export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';

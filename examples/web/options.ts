@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { RunPiOptions } from '../../lib/index.js';
+import { AGENTS, type RunPiOptions } from '../../lib/index.js';
 
 /** The replay run when no --transcript is given: a tool call between two bits of text. */
 export const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
@@ -86,7 +86,8 @@ export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: 
 
 // One line saying which agent runs, for the console and the page.
 export function describeAgent(agent: AgentChoice): string {
-  if (agent.kind === 'replay') return `replay of a recorded pi run: ${agent.transcript} (offline; --real runs pi)`;
+  const pi = AGENTS.pi;
+  if (agent.kind === 'replay') return `replay of a recorded ${pi.displayName} run: ${agent.transcript} (offline; --real runs ${pi.executable})`;
   const model = [agent.provider, agent.model].filter((part) => part !== undefined).join('/');
-  return `${agent.executable ?? 'pi'}${model === '' ? '' : ` (${model})`}`;
+  return `${agent.executable ?? pi.executable}${model === '' ? '' : ` (${model})`}`;
 }

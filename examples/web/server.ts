@@ -10,7 +10,7 @@ import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap } from 'rxjs';
-import { isTerminal, runPi, stopAllRuns, type StopReport } from '../../lib/index.js';
+import { AGENTS, isTerminal, stopAllRuns, type StopReport } from '../../lib/index.js';
 import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice } from './options.js';
 import { serveSse } from './sse.js';
 
@@ -54,7 +54,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const settled = new Promise<void>((resolve) => (settle = resolve));
       stopping.add(settled);
       log(`run ${run}: started (${prompt.length} characters of prompt)`);
-      return runPi({
+      return AGENTS.pi.run({
         ...runOptionsFor(agent, prompt, REPLAY_SCRIPT),
         onStopped: (report) => {
           stopping.delete(settled);

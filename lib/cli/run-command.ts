@@ -1,17 +1,11 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
-import { claudeOutputToMessages } from '../agents/claude/dialect.js';
-import { piOutputToMessages } from '../agents/pi/dialect.js';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { CliMessage } from '../messages.js';
-import { runClaudeCode } from '../sources/run-claude-code.js';
-import { runPi } from '../sources/run-pi.js';
 import { parseDuration } from './duration.js';
 import { replayFile } from './replay.js';
-
-export const AGENTS = ['pi', 'claude'] as const;
-export type AgentName = (typeof AGENTS)[number];
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
 
@@ -21,7 +15,7 @@ completed, 1 when it failed (a time limit that ran out included), 2 on a usage e
 143 or 129; a second signal ends at once.
 
 options:
-  --agent <pi|claude>     which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi)
   --provider <name>       pi's provider
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
@@ -103,7 +97,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
   const agent = values.agent;
-  if (!isAgent(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENTS.join(', ')}; got ${agent}` };
+  if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
   const prompt = positionals.join(' ').trim();
   const replay = values.replay;
   if (prompt === '' && replay === undefined) return { kind: 'usage-error', message: 'a prompt is needed' };
@@ -139,7 +133,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   const resuming = session !== undefined && session !== 'new' && session !== 'none';
   let source: () => Observable<CliMessage>;
   if (replay !== undefined) {
-    const toMessages = agent === 'pi' ? piOutputToMessages({ resuming }) : claudeOutputToMessages({ resuming });
+    const toMessages = AGENTS[agent].output({ resuming });
     source = () => replayFile(replay).pipe(toMessages);
   } else if (agent === 'pi') {
     const options = {
@@ -148,7 +142,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       ...(values.thinking === undefined ? {} : { thinking: values.thinking as PiThinkingLevel }),
       ...(session === undefined ? {} : { session: piSession(session) }),
     };
-    source = () => runPi(options);
+    source = () => AGENTS.pi.run(options);
   } else {
     const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
     const options = {
@@ -156,7 +150,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       ...(tools === undefined ? {} : { allowedTools: tools }),
       ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? ('continue' as const) : { resume: session } }),
     };
-    source = () => runClaudeCode(options);
+    source = () => AGENTS.claude.run(options);
   }
   // Build once now, so that invalid options are reported as usage errors, not at subscribe time.
   try {
@@ -188,9 +182,6 @@ function joinNegativeDurations(argv: readonly string[]): string[] {
   return args;
 }
 
-function isAgent(value: string): value is AgentName {
-  return (AGENTS as readonly string[]).includes(value);
-}
 
 function piSession(value: string): PiSession {
   if (value === 'new' || value === 'none' || value === 'continue') return value;

@@ -1,0 +1,59 @@
+import type { Observable, OperatorFunction } from 'rxjs';
+import type { CliMessage } from '../messages.js';
+import type { Dialect } from '../operators/dialect.js';
+import { runClaudeCode } from '../sources/run-claude-code.js';
+import { runPi } from '../sources/run-pi.js';
+import type { ProcessItem } from '../process/items.js';
+import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
+import type { RunClaudeCodeOptions } from './claude/options.js';
+import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
+import type { RunPiOptions } from './pi/options.js';
+
+/** One supported agent: what a command line, a demo or a server needs to offer it. */
+export interface AgentEntry<O, S> {
+  /** The name to choose it by (`--agent pi`). */
+  readonly name: string;
+  /** The name people know it by, for messages. */
+  readonly displayName: string;
+  /** The executable found on PATH when none is given. */
+  readonly executable: string;
+  /** Its dialect. */
+  readonly dialect: (options?: { readonly resuming?: boolean }) => Dialect<S>;
+  /** Its whole pipeline, `agentOutputToMessages(dialect(options))`: for replaying recorded output. */
+  readonly output: (options?: { readonly resuming?: boolean }) => OperatorFunction<ProcessItem, CliMessage>;
+  /** Its source: one run per subscription. */
+  readonly run: (options: O) => Observable<CliMessage>;
+}
+
+/**
+ * Every supported agent, by name. Adding an agent is a folder in `lib/agents/<name>/`, its source,
+ * and one entry here; the command line's `--agent`, the demo and the web example read this table.
+ */
+export const AGENTS = {
+  pi: {
+    name: 'pi',
+    displayName: 'pi',
+    executable: 'pi',
+    dialect: piDialect,
+    output: piOutputToMessages,
+    run: runPi,
+  } satisfies AgentEntry<RunPiOptions, PiState>,
+  claude: {
+    name: 'claude',
+    displayName: 'Claude Code',
+    executable: 'claude',
+    dialect: claudeDialect,
+    output: claudeOutputToMessages,
+    run: runClaudeCode,
+  } satisfies AgentEntry<RunClaudeCodeOptions, ClaudeState>,
+} as const;
+
+export type AgentName = keyof typeof AGENTS;
+
+/** The agents' names, in the table's order. */
+export const AGENT_NAMES = Object.keys(AGENTS) as readonly AgentName[];
+
+/** Whether `value` names a supported agent. */
+export function isAgentName(value: string): value is AgentName {
+  return Object.hasOwn(AGENTS, value);
+}
