@@ -97,8 +97,13 @@ export const TerminalCompletedSchema = z.object({
 
 /** Why a run failed. */
 export const FailureReasonSchema = z.enum([
-  /** The executable is missing or not runnable. */
+  /** The executable is missing or not runnable (or `cwd` is not a folder). */
   'spawn',
+  /**
+   * The run could not be prepared before its process (pi's settings overlay), or a source that is
+   * not a process could not read its input (a recording).
+   */
+  'setup',
   /** Non-zero exit, or killed by a signal. */
   'exit',
   /** The agent reported an error (e.g. pi `stopReason: "error"` with exit code 0). */

@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { Observable } from 'rxjs';
-import type { ProcessItem } from '../process/items.js';
+import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
 import { describe } from '../process/process-table.js';
 
 /**
  * A recorded agent stdout file as the items `processLines` would emit for it: its lines, framed
  * the same way, then an exit item with code 0. A file that cannot be read becomes an exit item
- * with a spawn error, so the pipeline reports it as it reports a missing executable.
+ * whose `startError` has the stage `input` (not a spawn error: no executable was missing).
  */
 export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Observable<ProcessItem> {
   return new Observable<ProcessItem>((subscriber) => {
@@ -16,15 +16,15 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
     const emit = (item: ProcessItem): void => {
       subscriber.next(item);
     };
-    const exit = (spawnError: { code: string; message: string } | null): void => {
+    const exit = (startError: StartFailure | null): void => {
       framer.end(emit);
       subscriber.next({
         kind: 'exit',
-        exitCode: spawnError === null ? 0 : null,
+        exitCode: startError === null ? 0 : null,
         signal: null,
         stderr: '',
         stderrTruncatedBytes: 0,
-        spawnError,
+        startError,
         pid: null,
         durationMs: performance.now() - startedAt,
       });
@@ -38,7 +38,7 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
       exit(null);
     });
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      exit({ code: error.code ?? 'EREPLAY', message: `cannot read ${path}: ${describe(error)}` });
+      exit({ stage: 'input', code: error.code ?? 'EREPLAY', message: describe(error) });
     });
     return () => {
       stream.destroy();

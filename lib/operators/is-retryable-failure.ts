@@ -81,6 +81,7 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
 export function isRetryableFailure(failure: TerminalFailed): boolean {
   switch (failure.reason) {
     case 'spawn':
+    case 'setup':
     case 'aborted':
     case 'invalid-output':
     case 'missing-terminal':

@@ -9,7 +9,8 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * become `assistant` and `assistant.thought`, and the exit item becomes exactly one terminal
  * message, decided by precedence:
  *
- * 1. the process could not start → `terminal.failed` `spawn`;
+ * 1. the run could not start → `terminal.failed` `spawn` (the executable; with the dialect's install
+ *    hint for ENOENT and EACCES) or `setup` (what was prepared before the process, or a recording);
  * 2. the library stopped it while it was listened to → `stopped` (`stopAllRuns()`) or `timeout`
  *    (`timeoutMs`, `idleTimeoutMs`), whatever the agent printed before it was stopped;
  * 3. killed by a signal, or a non-zero exit that the agent did not explain → `terminal.failed`
@@ -104,9 +105,15 @@ function checkDialect(dialect: unknown): void {
 
 function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, state: S, exit: RunExit): TerminalMessage {
   const name = dialect.name;
-  if (exit.spawnError !== null) {
-    const hint = dialect.installHint === undefined ? '' : ` ${dialect.installHint}`;
-    return failure(dialect, state, exit, 'spawn', `${name} could not be started (${exit.spawnError.code}): ${exit.spawnError.message}.${hint}`);
+  const start = exit.startError;
+  if (start !== null) {
+    // The code once; the first line of the error; the install hint only where the executable is missing or not runnable.
+    const first = (start.message.split('\n')[0] ?? '').replace(/\.$/, '');
+    const detail = first.includes(start.code) ? first : `${start.code}: ${first}`;
+    if (start.stage === 'setup') return failure(dialect, state, exit, 'setup', `the ${name} run could not be prepared: ${detail}`);
+    if (start.stage === 'input') return failure(dialect, state, exit, 'setup', `the ${name} run's input could not be read: ${detail}`);
+    const hint = dialect.installHint !== undefined && (start.code === 'ENOENT' || start.code === 'EACCES') ? ` ${dialect.installHint}` : '';
+    return failure(dialect, state, exit, 'spawn', `${name} could not be started: ${detail}.${hint}`);
   }
   const stopped = exit.stoppedBy;
   if (stopped !== undefined) {

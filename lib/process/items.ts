@@ -16,8 +16,16 @@ export interface ProcessOverlongLine {
   readonly head: string;
 }
 
-/** Why a process could not be started (ENOENT, EACCES, ...). */
-export interface SpawnFailure {
+/** Why a run could not start, and at which stage. */
+export interface StartFailure {
+  /**
+   * `spawn`: the executable is missing or not runnable, or `cwd` is not a folder (ENOENT, EACCES,
+   * ENOTDIR, …); `setup`: what a source prepares before its process could not be made (pi's
+   * settings overlay); `input`: a source that is not a process could not read its input (a
+   * recording).
+   */
+  readonly stage: 'spawn' | 'setup' | 'input';
+  /** The error code (`ENOENT`, …), or a code the library names (`ESETUP`). */
   readonly code: string;
   readonly message: string;
 }
@@ -35,7 +43,11 @@ export type StopCause =
       readonly ms: number;
     };
 
-/** The last item of every `processLines` stream: how the process ended. */
+/**
+ * The last item of every run: how it ended. `processLines` gives it when its process is gone (or
+ * could not start); sources that are not processes (a recording) and what a source prepares
+ * before its process (pi's settings overlay) give one too, saying at which stage they failed.
+ */
 export interface ProcessExit {
   readonly kind: 'exit';
   /** Exit code, or `null` when the process was killed by a signal or never started. */
@@ -46,8 +58,8 @@ export interface ProcessExit {
   readonly stderr: string;
   /** How many bytes at the start of stderr were dropped to keep the tail bounded. */
   readonly stderrTruncatedBytes: number;
-  /** Set when the process could not be started; then no line was emitted before this item. */
-  readonly spawnError: SpawnFailure | null;
+  /** Set when the run could not start; then no line was emitted before this item. */
+  readonly startError: StartFailure | null;
   /** The child's pid, when it started. */
   readonly pid: number | null;
   /** Milliseconds from spawn to exit. */

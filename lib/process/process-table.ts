@@ -230,10 +230,11 @@ function isPid(name: string): boolean {
   return code >= 48 && code <= 57;
 }
 
+/** An error as one line: its code first, unless its message starts with it already (Node's fs errors do). */
 export function describe(error: unknown): string {
   if (error instanceof Error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === undefined ? error.message : `${code}: ${error.message}`;
+    return code === undefined || error.message.startsWith(code) ? error.message : `${code}: ${error.message}`;
   }
   return String(error);
 }

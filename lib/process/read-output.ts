@@ -5,7 +5,7 @@ import { spawnFailure, type Subprocess } from './spawn.js';
 import { StderrTail } from './stderr-tail.js';
 
 /** How a process ended, as read from its pipes: the exit item without what the run adds. */
-export type OutputEnd = Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError' | 'stderr' | 'stderrTruncatedBytes'>;
+export type OutputEnd = Pick<ProcessExit, 'exitCode' | 'signal' | 'startError' | 'stderr' | 'stderrTruncatedBytes'>;
 
 /** Where a run's output goes. */
 export interface OutputSink {
@@ -49,7 +49,7 @@ export function readOutput(subprocess: Subprocess, pid: number | null, limits: {
   subprocess.once('exit', () => {
     sink.rootExited();
   });
-  const end = (fields: Pick<ProcessExit, 'exitCode' | 'signal' | 'spawnError'>): void => {
+  const end = (fields: Pick<ProcessExit, 'exitCode' | 'signal' | 'startError'>): void => {
     // The last line may have made the subscriber leave.
     if (sink.listening()) sink.ended({ ...fields, stderr: tail.text(), stderrTruncatedBytes: tail.droppedBytes });
   };
@@ -58,14 +58,14 @@ export function readOutput(subprocess: Subprocess, pid: number | null, limits: {
       sink.rootExited();
       if (!sink.listening()) return;
       framer.end(emit);
-      const spawnError = spawnFailure(result, pid);
-      end({ exitCode: spawnError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, spawnError });
+      const startError = spawnFailure(result, pid);
+      end({ exitCode: startError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, startError });
     },
     (error: unknown) => {
       // reject: false makes this unreachable in practice; still, the stream must end with an exit.
       sink.rootExited();
       record(error);
-      end({ exitCode: null, signal: null, spawnError: { code: 'EUNEXPECTED', message: describe(error) } });
+      end({ exitCode: null, signal: null, startError: { stage: 'spawn', code: 'EUNEXPECTED', message: describe(error) } });
     },
   );
 }

@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { isObservable } from 'rxjs';
-import type { SpawnFailure } from './items.js';
+import type { StartFailure } from './items.js';
 import type { ResolvedProcessOptions, StdinSource } from './options.js';
 
 /** A spawned root process, as execa gives it. */
@@ -39,7 +39,7 @@ function stdinOption(stdin: StdinSource | undefined) {
 export function spawnFailure(
   result: { failed: boolean; code?: string | undefined; originalMessage?: string | undefined; shortMessage?: string | undefined },
   pid: number | null,
-): SpawnFailure | null {
+): StartFailure | null {
   if (pid !== null || !result.failed) return null;
-  return { code: result.code ?? 'UNKNOWN', message: result.originalMessage ?? result.shortMessage ?? 'spawn failed' };
+  return { stage: 'spawn', code: result.code ?? 'UNKNOWN', message: result.originalMessage ?? result.shortMessage ?? 'spawn failed' };
 }

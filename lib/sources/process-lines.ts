@@ -7,7 +7,7 @@ import { startProcessRun } from '../process/process-run.js';
  * Runs a command as a cold Observable: every subscription spawns one process (no shell), emits
  * its stdout as LF-framed lines and ends with one `exit` item, then completes. It never errors
  * for anything the process or the OS did: a command that cannot start gives an `exit` item with
- * `spawnError`.
+ * `startError` (stage `spawn`).
  *
  * Unsubscribing starts the stop sequence: record the process tree, send the interrupt, wait
  * `gracePeriodMs`, SIGKILL the group and every descendant, confirm. It finishes after the

@@ -61,7 +61,7 @@ function setupFailure(message: string): ProcessExit {
     signal: null,
     stderr: '',
     stderrTruncatedBytes: 0,
-    spawnError: { code: 'ESETUP', message },
+    startError: { stage: 'setup', code: 'ESETUP', message },
     pid: null,
     durationMs: 0,
   };

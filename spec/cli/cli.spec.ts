@@ -70,7 +70,10 @@ describe('agent-rx run --json', () => {
   it('reports an unreadable replay file as a failed run', async () => {
     const result = await cli(['run', '--json', '--replay', join(scratch, 'missing.jsonl')]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('cannot read');
+    const terminal = JSON.parse(result.stdout.trimEnd().split('\n').at(-1) ?? '') as { reason: string; message: string };
+    expect(terminal.reason).toBe('setup');
+    expect(terminal.message).toMatch(/^the pi run's input could not be read: ENOENT: no such file/);
+    expect(terminal.message).not.toMatch(/ENOENT: ENOENT|Install pi/);
   });
 
   it('runs a real agent process and prints the readable rendering when stdout is not a terminal', async () => {

@@ -16,7 +16,7 @@ export const exit = (extra: Partial<ProcessExit> = {}): ProcessExit => ({
   signal: null,
   stderr: '',
   stderrTruncatedBytes: 0,
-  spawnError: null,
+  startError: null,
   pid: 42,
   durationMs: 1,
   ...extra,

@@ -47,9 +47,9 @@ describe('mapToCliMessage', () => {
 
   it('reports a spawn failure first, with the install hint', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, spawnError: { code: 'ENOENT', message: 'spawn toy ENOENT' } }) });
+      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT' } }) });
       expectObservable(source.pipe(mapToCliMessage(toy))).toBe('-(x|)', {
-        x: failed({ reason: 'spawn', exitCode: null, message: 'toy could not be started (ENOENT): spawn toy ENOENT. Install toy.' }),
+        x: failed({ reason: 'spawn', exitCode: null, message: 'toy could not be started: spawn toy ENOENT. Install toy.' }),
       });
     });
   });
@@ -177,7 +177,7 @@ describe('mapToCliMessage', () => {
     ['conclude at a clean exit', 'conclude', runExit()],
     ['sessionId at a clean exit after done', 'sessionId', runExit()],
     ['lastError at a non-zero exit', 'lastError', runExit({ exitCode: 2 })],
-    ['lastError at a spawn failure', 'lastError', runExit({ exitCode: null, pid: null, spawnError: { code: 'ENOENT', message: 'spawn toy ENOENT' } })],
+    ['lastError at a spawn failure', 'lastError', runExit({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT' } })],
     ['sessionId at a run the host stopped', 'sessionId', { ...runExit({ exitCode: null, signal: 'SIGTERM' }), stoppedBy: { kind: 'host' } }],
   ])('errors the stream, instead of a terminal, with what the dialect throws from %s', (_name, method, exitItem) => {
     const boom = new Error(`${method} bug`);

@@ -117,7 +117,7 @@ function build(shape: RunShape): { items: ProcessItem[]; model: Model; exit: Pro
   }
   const exit =
     shape.ending === 'spawn'
-      ? exitItem({ exitCode: null, pid: null, spawnError: { code: 'ENOENT', message: 'spawn pi ENOENT' } })
+      ? exitItem({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn pi ENOENT' } })
       : shape.ending === 'code1'
         ? exitItem({ exitCode: 1, stderr: 'x'.repeat(10) })
         : shape.ending === 'sigkill'

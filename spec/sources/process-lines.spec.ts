@@ -45,7 +45,7 @@ describe('processLines: output', () => {
       { kind: 'line', text: JSON.stringify({ text: 'a\u2028b\u2029c' }) },
       { kind: 'line', text: 'héllo wörld ✓ 🚀' },
     ]);
-    expect(exitOf(items)).toMatchObject({ kind: 'exit', exitCode: 0, signal: null, spawnError: null, stderr: '' });
+    expect(exitOf(items)).toMatchObject({ kind: 'exit', exitCode: 0, signal: null, startError: null, stderr: '' });
   });
 
   it('emits a final line that has no newline', async () => {
@@ -83,7 +83,7 @@ describe('processLines: output', () => {
 
   it('reports a process killed by a signal', async () => {
     const exit = exitOf(await collect(processLines(node, [fixture('self-signal.mjs'), 'SIGKILL'])));
-    expect(exit).toMatchObject({ exitCode: null, signal: 'SIGKILL', spawnError: null });
+    expect(exit).toMatchObject({ exitCode: null, signal: 'SIGKILL', startError: null });
   });
 });
 
@@ -96,7 +96,7 @@ describe('processLines: spawn failures are items, not errors', () => {
   it('gives an exit item with ENOENT for a missing command', async () => {
     const items = await collect(processLines('agent-rx-no-such-command', ['--help']));
     expect(items).toHaveLength(1);
-    expect(exitOf(items)).toMatchObject({ exitCode: null, signal: null, pid: null, spawnError: { code: 'ENOENT' } });
+    expect(exitOf(items)).toMatchObject({ exitCode: null, signal: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT' } });
     expect(activeRunCount()).toBe(0);
   });
 
@@ -107,8 +107,8 @@ describe('processLines: spawn failures are items, not errors', () => {
     await writeFile(script, '#!/bin/sh\necho hi\n');
     await chmod(script, 0o644);
     const exit = exitOf(await collect(processLines(script)));
-    expect(exit.spawnError?.code).toBe('EACCES');
-    expect(exit.spawnError?.message).toContain(script);
+    expect(exit.startError?.code).toBe('EACCES');
+    expect(exit.startError?.message).toContain(script);
   });
 
   it('throws a TypeError at call time for invalid options, before spawning', () => {

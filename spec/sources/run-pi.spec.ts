@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom } from 'rxjs';
-import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage, type StopReport } from '../../lib/index.js';
+import { lastValueFrom, toArray } from 'rxjs';
+import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { answerOf, replay, transcriptFacts } from '../helpers/pi-transcripts.js';
 import { fixture, isAlive } from '../helpers/processes.js';
@@ -162,6 +162,35 @@ describe('runPi: failures in the stream', () => {
         message: expect.stringContaining('npm install -g @mariozechner/pi-coding-agent'),
       }),
     ]);
+  });
+
+  it('a settings overlay that cannot be made is a setup failure, with its error code once and no install hint', async () => {
+    const notAFolder = join(mkdtempSync(join(tmpdir(), 'agent-rx-setup-')), 'file');
+    writeFileSync(notAFolder, 'not a folder');
+    try {
+      const [terminal] = await lastValueFrom(runPi({ prompt: 'x', agentRetry: false, env: { PI_CODING_AGENT_DIR: notAFolder } }).pipe(toArray()));
+      expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'setup', exitCode: null });
+      const message = (terminal as TerminalFailed).message;
+      expect(message).toMatch(/^the pi run could not be prepared: .*ENOTDIR/);
+      expect(message).not.toMatch(/ENOTDIR: ENOTDIR|Install pi/);
+    } finally {
+      rmSync(dirname(notAFolder), { recursive: true, force: true });
+    }
+  });
+
+  it('a cwd that is not a folder is a spawn failure without the install hint, its error code once', async () => {
+    const notAFolder = join(mkdtempSync(join(tmpdir(), 'agent-rx-cwd-')), 'file');
+    writeFileSync(notAFolder, 'not a folder');
+    try {
+      const terminal = await lastValueFrom(runPi({ prompt: 'x', executable: process.execPath, executableArgs: [fixture('forever.mjs')], cwd: notAFolder }));
+      expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'spawn', exitCode: null });
+      const message = (terminal as TerminalFailed).message;
+      expect(message).toMatch(/^pi could not be started: /);
+      expect(message).not.toContain('Install pi');
+      expect(message).not.toMatch(/(E[A-Z]+): \1:/);
+    } finally {
+      rmSync(dirname(notAFolder), { recursive: true, force: true });
+    }
   });
 
   it('garbage on stdout is kept as bounded diagnostics and the answer is not lost', async () => {
