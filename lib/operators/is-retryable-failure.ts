@@ -15,7 +15,6 @@ const PERMANENT = new RegExp(
     'permission',
     'bad request',
     'invalid_request',
-    'not_found_error',
     'unknown model',
     'model\\b[^\\n]*\\bnot (?:found|exist|supported)',
     'no session found',

@@ -108,7 +108,7 @@ export interface ClaudeDialectOptions {
   readonly resuming?: boolean;
 }
 
-export const CLAUDE_INSTALL_HINT = installHint('Claude Code', '@anthropic-ai/claude-code');
+const CLAUDE_INSTALL_HINT = installHint('Claude Code', '@anthropic-ai/claude-code');
 
 /** The Claude Code dialect (`claude -p --output-format stream-json`), for `agentOutputToMessages`. */
 export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<ClaudeState> {

@@ -72,7 +72,7 @@ export interface PiDialectOptions {
   readonly resuming?: boolean;
 }
 
-export const PI_INSTALL_HINT = installHint('pi', '@mariozechner/pi-coding-agent');
+const PI_INSTALL_HINT = installHint('pi', '@mariozechner/pi-coding-agent');
 
 /**
  * The pi dialect (`pi --mode json`): everything agent-rx knows about pi's output, for

@@ -8,7 +8,7 @@ import * as z from 'zod';
 
 const ContentBlock = z.looseObject({ type: z.string() });
 
-export const PiUsageSchema = z.looseObject({
+const PiUsageSchema = z.looseObject({
   input: z.number(),
   output: z.number(),
   cacheRead: z.number().optional(),
