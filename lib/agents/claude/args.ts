@@ -1,4 +1,5 @@
 import type { ProcessOptions } from '../../process/options.js';
+import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
 import type { RunClaudeCodeOptions } from './options.js';
 
 export interface ClaudeInvocation {
@@ -14,8 +15,7 @@ export interface ClaudeInvocation {
  * makes the CLI wait 3 s for input), and the prompt last, after `--`.
  */
 export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvocation {
-  const given: unknown = options;
-  if (typeof given !== 'object' || given === null) throw new TypeError('agent-rx: runClaudeCode needs an options object');
+  checkOptionsObject('runClaudeCode', options);
   const {
     prompt,
     executable = 'claude',
@@ -31,26 +31,18 @@ export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvo
     extraArgs = [],
     ...processOptions
   } = options;
-  if (typeof prompt !== 'string' || prompt.trim() === '') throw new TypeError('agent-rx: runClaudeCode needs a non-empty `prompt` string');
-  for (const [name, value] of Object.entries({ executable, model, permissionMode })) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
-  }
-  for (const [name, value] of Object.entries({ executableArgs, extraArgs, allowedTools, disallowedTools })) {
-    if (value !== undefined && (!Array.isArray(value) || !value.every((item) => typeof item === 'string'))) {
-      throw new TypeError(`agent-rx: ${name} must be an array of strings`);
-    }
-  }
+  checkPrompt('runClaudeCode', prompt);
+  checkStrings({ executable, model, permissionMode });
+  checkStringLists({ executableArgs, extraArgs, allowedTools, disallowedTools });
   if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) throw new TypeError('agent-rx: maxTurns must be an integer >= 1');
-  if (typeof includePartialMessages !== 'boolean' || typeof agentRetry !== 'boolean') {
-    throw new TypeError('agent-rx: includePartialMessages and agentRetry must be booleans');
-  }
+  checkBooleans({ includePartialMessages, agentRetry });
 
   const args = [...executableArgs, '-p', '--output-format', 'stream-json', '--verbose'];
   if (includePartialMessages) args.push('--include-partial-messages');
   if (model !== undefined) args.push('--model', model);
   if (session === 'continue') args.push('--continue');
   else if (typeof session === 'object') {
-    if (typeof session.resume !== 'string' || session.resume === '') throw new TypeError('agent-rx: session.resume must be a session id');
+    checkString('session.resume', session.resume);
     args.push('--resume', session.resume);
   } else if ((session as unknown) !== 'new') {
     throw new TypeError(`agent-rx: session must be 'new', 'continue' or { resume }; got ${JSON.stringify(session)}`);

@@ -1,4 +1,5 @@
 import type { ProcessOptions } from '../../process/options.js';
+import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
 import { PI_THINKING_LEVELS, type RunPiOptions } from './options.js';
 
 export interface PiInvocation {
@@ -19,8 +20,7 @@ export interface PiInvocation {
  */
 export function buildPiInvocation(options: RunPiOptions): PiInvocation {
   // Checked at run time too: JavaScript callers get the same clear TypeError.
-  const given: unknown = options;
-  if (typeof given !== 'object' || given === null) throw new TypeError('agent-rx: runPi needs an options object');
+  checkOptionsObject('runPi', options);
   const {
     prompt,
     executable = 'pi',
@@ -37,20 +37,13 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
     agentRetry = true,
     ...processOptions
   } = options;
-  if (typeof agentRetry !== 'boolean') throw new TypeError('agent-rx: agentRetry must be a boolean');
-  if (typeof prompt !== 'string' || prompt.trim() === '') {
-    throw new TypeError('agent-rx: runPi needs a non-empty `prompt` string');
-  }
+  checkBooleans({ agentRetry });
+  checkPrompt('runPi', prompt);
   if (thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(thinking)) {
     throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${JSON.stringify(thinking)}`);
   }
-  stringOption('executable', executable);
-  for (const [name, value] of Object.entries({ provider, model, sessionDir, systemPrompt, appendSystemPrompt })) {
-    if (value !== undefined) stringOption(name, value);
-  }
-  stringList('executableArgs', executableArgs);
-  stringList('extraArgs', extraArgs);
-  if (tools !== undefined) stringList('tools', tools);
+  checkStrings({ executable, provider, model, sessionDir, systemPrompt, appendSystemPrompt });
+  checkStringLists({ executableArgs, extraArgs, tools });
 
   const args = [...executableArgs, '--mode', 'json'];
   if (provider !== undefined) args.push('--provider', provider);
@@ -59,7 +52,7 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
   if (session === 'none') args.push('--no-session');
   else if (session === 'continue') args.push('--continue');
   else if (typeof session === 'object') {
-    stringOption('session.id', session.id);
+    checkString('session.id', session.id);
     args.push('--session', session.id);
   } else if ((session as unknown) !== 'new') {
     throw new TypeError(`agent-rx: session must be 'new', 'none', 'continue' or { id }; got ${JSON.stringify(session)}`);
@@ -86,12 +79,3 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
   };
 }
 
-function stringOption(name: string, value: unknown): void {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
-}
-
-function stringList(name: string, value: unknown): void {
-  if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) {
-    throw new TypeError(`agent-rx: ${name} must be an array of strings`);
-  }
-}

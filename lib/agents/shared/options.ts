@@ -10,10 +10,15 @@ export function checkPrompt(source: string, prompt: unknown): void {
   if (typeof prompt !== 'string' || prompt.trim() === '') throw new TypeError(`agent-rx: ${source} needs a non-empty \`prompt\` string`);
 }
 
+/** Throws unless `value` is a non-empty string. */
+export function checkString(name: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
+}
+
 /** Throws unless each given value (`undefined` skipped) is a non-empty string. */
 export function checkStrings(values: Readonly<Record<string, unknown>>): void {
   for (const [name, value] of Object.entries(values)) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`agent-rx: ${name} must be a non-empty string`);
+    if (value !== undefined) checkString(name, value);
   }
 }
 
