@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { appliedAnswer } from '../helpers/answer.js';
 import fc from 'fast-check';
 import { from } from 'rxjs';
 import { piOutputToMessages, type CliMessage, type ProcessItem } from '../../lib/index.js';
@@ -139,18 +140,7 @@ function replay(lines: readonly string[]): { messages: CliMessage[]; completed: 
   return { messages, completed };
 }
 
-// The answer as a consumer builds it: append `assistant`, take `assistant.withdrawn` back from the end.
-function applied(messages: readonly CliMessage[]): string {
-  let answer = '';
-  for (const message of messages) {
-    if (message.type === 'assistant') answer += message.text;
-    if (message.type === 'assistant.withdrawn') {
-      expect(answer.endsWith(message.text)).toBe(true);
-      answer = answer.slice(0, answer.length - message.text.length);
-    }
-  }
-  return answer;
-}
+const applied = appliedAnswer;
 
 /**
  * The one ambiguity of the snapshot shapes: without a replay, a message after a tool turn whose own

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { from, lastValueFrom, toArray } from 'rxjs';
 import { claudeOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
 import { claudeFacts } from '../../helpers/claude-transcripts.js';
 import { CLAUDE_DERIVED, derivedReadme, derivedText, DIFFERENT_FALLBACK, fixtureLines, TEXT_PARTIAL, TOOL_PARTIAL } from '../../helpers/derive-transcripts.js';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { appliedAnswer, replayLines } from '../../helpers/answer.js';
 import { exit } from '../../helpers/items.js';
 import { fixture } from '../../helpers/processes.js';
 
@@ -14,22 +15,10 @@ import { fixture } from '../../helpers/processes.js';
  */
 
 function replay(name: string): Promise<CliMessage[]> {
-  const items: ProcessItem[] = [...fixtureLines(name).map((text): ProcessItem => ({ kind: 'line', text })), exit()];
-  return lastValueFrom(from(items).pipe(claudeOutputToMessages(), toArray()));
+  return replayLines(fixtureLines(name), claudeOutputToMessages());
 }
 
-// The answer as a consumer builds it: append `assistant`, take `assistant.withdrawn` back from the end.
-function applied(messages: readonly CliMessage[]): string {
-  let answer = '';
-  for (const message of messages) {
-    if (message.type === 'assistant') answer += message.text;
-    if (message.type === 'assistant.withdrawn') {
-      expect(answer.endsWith(message.text)).toBe(true);
-      answer = answer.slice(0, answer.length - message.text.length);
-    }
-  }
-  return answer;
-}
+const applied = appliedAnswer;
 
 const notText = (messages: readonly CliMessage[]) => messages.filter((message) => message.type !== 'assistant' && message.type !== 'assistant.withdrawn' && message.type !== 'assistant.thought');
 const texts = (messages: readonly CliMessage[]) =>

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { from, lastValueFrom, toArray } from 'rxjs';
 import { piOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
 import { derivedReadme, derivedText, fixtureLines, PI_DERIVED, THINKING_TEXT, TOOL_THEN_TEXT } from '../../helpers/derive-transcripts.js';
+import { from, lastValueFrom, toArray } from 'rxjs';
+import { appliedAnswer, replayLines } from '../../helpers/answer.js';
 import { exit } from '../../helpers/items.js';
 import { transcriptFacts } from '../../helpers/pi-transcripts.js';
 import { fixture } from '../../helpers/processes.js';
@@ -15,22 +16,10 @@ import { fixture } from '../../helpers/processes.js';
  */
 
 function replay(name: string): Promise<CliMessage[]> {
-  const items: ProcessItem[] = [...fixtureLines(name).map((text): ProcessItem => ({ kind: 'line', text })), exit()];
-  return lastValueFrom(from(items).pipe(piOutputToMessages(), toArray()));
+  return replayLines(fixtureLines(name), piOutputToMessages());
 }
 
-// The answer as a consumer builds it: append `assistant`, take `assistant.withdrawn` back from the end.
-function applied(messages: readonly CliMessage[]): string {
-  let answer = '';
-  for (const message of messages) {
-    if (message.type === 'assistant') answer += message.text;
-    if (message.type === 'assistant.withdrawn') {
-      expect(answer.endsWith(message.text)).toBe(true);
-      answer = answer.slice(0, answer.length - message.text.length);
-    }
-  }
-  return answer;
-}
+const applied = appliedAnswer;
 
 const textTypes = new Set<string>(['assistant', 'assistant.withdrawn', 'assistant.thought']);
 const notText = (messages: readonly CliMessage[]) => messages.filter((message) => !textTypes.has(message.type));
