@@ -53,7 +53,7 @@ export function readInput(path: string, tailBytes?: number): Buffer {
   return start === 0 ? buffer : buffer.subarray(buffer.indexOf(0x0a) + 1);
 }
 
-const EXIT: ProcessItem = { kind: 'exit', exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, spawnError: null, pid: 1, durationMs: 1 };
+const EXIT: ProcessItem = { kind: 'exit', exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, startError: null, pid: 1, durationMs: 1 };
 
 /** The items processLines would emit for these chunks: LineFramer output, then the exit item. */
 function framed(chunks: readonly Buffer[]): Observable<ProcessItem> {
