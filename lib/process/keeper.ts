@@ -6,7 +6,7 @@ import { hostToken } from './run-marker.js';
 import { KEEPER_SCRIPT } from './signals.js';
 
 /** Set to `off` (or `0`, `false`) in the host's environment to run without the keeper. */
-export const KEEPER_ENV = 'AGENT_RX_KEEPER';
+const KEEPER_ENV = 'AGENT_RX_KEEPER';
 
 const SHELL = '/bin/sh';
 

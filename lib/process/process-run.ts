@@ -93,8 +93,8 @@ class Run implements TrackedRun, ProcessRun {
     this.#dispatch({ type: 'stop', request });
   }
 
-  killNow(table: readonly ProcessEntry[]): number {
-    return this.#tree?.killNow(table, !this.#machine.rootExited) ?? 0;
+  targetsNow(table: readonly ProcessEntry[]): { readonly pids: readonly number[]; readonly group: number | null } {
+    return this.#tree?.targetsNow(table, !this.#machine.rootExited) ?? { pids: [], group: null };
   }
 
   #readOutput(subprocess: Subprocess, pid: number | null): void {

@@ -3,7 +3,7 @@ import { removeHostTempDir } from './host-temp.js';
 import { ensureKeeper, keeperGroup } from './keeper.js';
 import { readProcessTableSync, readStatSync, type ProcessEntry } from './process-table.js';
 import { hostToken } from './run-marker.js';
-import { sendSignal } from './signals.js';
+import { sendSignal, signalGroup } from './signals.js';
 import type { StopRequest } from './stop-machine.js';
 
 /** What the registry needs from a run. */
@@ -14,11 +14,8 @@ export interface TrackedRun {
   stop(request: StopRequest): void;
   /** Settles when the run's stop sequence or clean-up after exit has finished. */
   readonly settled: Promise<void>;
-  /**
-   * The synchronous last resort at host exit: SIGKILLs what of the run `table` shows alive.
-   * Returns how many processes it signalled.
-   */
-  killNow(table: readonly ProcessEntry[]): number;
+  /** What of the run `table` shows alive, for the synchronous kill at host exit: pids, and its group while it has members. */
+  targetsNow(table: readonly ProcessEntry[]): { readonly pids: readonly number[]; readonly group: number | null };
 }
 
 const active = new Set<TrackedRun>();
@@ -81,16 +78,17 @@ function killEverythingNow(): void {
   let empty = 0;
   for (let round = 0; active.size > 0 && empty < 2 && round < EXIT_ROUNDS; round += 1) {
     const { entries } = readProcessTableSync(hostToken(), hostStartTime);
-    let signalled = 0;
-    for (const entry of entries) {
-      if (entry.marked && !entry.zombie && entry.pid !== process.pid) {
-        sendSignal(entry.pid, 'SIGKILL');
-        signalled += 1;
-      }
+    // Each target once: the table is marked with the host's token, so every run sees every marked process.
+    const pids = new Set<number>();
+    for (const entry of entries) if (entry.marked && !entry.zombie && entry.pid !== process.pid) pids.add(entry.pid);
+    for (const run of active) {
+      const targets = run.targetsNow(entries);
+      for (const pid of targets.pids) pids.add(pid);
+      if (targets.group !== null) signalGroup(targets.group, 'SIGKILL');
     }
-    for (const run of active) signalled += run.killNow(entries);
-    empty = signalled === 0 ? empty + 1 : 0;
-    if (signalled > 0) sleepSync(EXIT_PAUSE_MS);
+    for (const pid of pids) sendSignal(pid, 'SIGKILL');
+    empty = pids.size === 0 ? empty + 1 : 0;
+    if (pids.size > 0) sleepSync(EXIT_PAUSE_MS);
   }
   removeHostTempDir();
 }

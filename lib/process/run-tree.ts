@@ -76,17 +76,16 @@ export class RunTree {
   }
 
   /**
-   * The synchronous last resort at host exit, on a table read synchronously (with the host's
-   * token, so that `marked` covers every run of the host): SIGKILLs the root while alive, its
-   * group while it has members, and every member. Returns how many processes it signalled.
+   * What the synchronous last resort at host exit must SIGKILL of this run, on a table read
+   * synchronously: the root while alive, its group while the group has members, and every member
+   * (with the same start-time guards as the stop sequence). The caller signals, once per target.
    */
-  killNow(table: readonly ProcessEntry[], rootAlive: boolean): number {
+  targetsNow(table: readonly ProcessEntry[], rootAlive: boolean): { readonly pids: number[]; readonly group: number | null } {
     const members = this.#members(table);
     const groupHasMembers = [...members.values()].some((member) => member.pgid === this.#pid);
-    if (rootAlive || groupHasMembers) signalGroup(this.#pid, 'SIGKILL');
-    if (rootAlive) sendSignal(this.#pid, 'SIGKILL');
-    for (const member of members.values()) sendSignal(member.pid, 'SIGKILL');
-    return members.size + (rootAlive ? 1 : 0);
+    const pids = [...members.keys()];
+    if (rootAlive) pids.push(this.#pid);
+    return { pids, group: rootAlive || groupHasMembers ? this.#pid : null };
   }
 
   /** Known processes still alive (with their recorded start time), for the report. */
