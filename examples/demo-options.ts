@@ -1,10 +1,14 @@
 import { parseArgs } from 'node:util';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunPiOptions } from '../lib/index.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunCodexOptions, type RunPiOptions } from '../lib/index.js';
 
 export type DemoAgent = AgentName;
 
 /** The replay shown when no --transcript is given: a tool call between two bits of text. */
-export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = { pi: 'tool_call_then_text', claude: 'claude-tool-partial' };
+export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = {
+  pi: 'tool_call_then_text',
+  claude: 'claude-tool-partial',
+  codex: 'codex-tool',
+};
 
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
 
@@ -13,9 +17,11 @@ export const USAGE = `usage: npm start -- [options] [prompt]
 Runs a coding agent through agent-rx and shows its messages as they stream.
 By default a bundled replay of a recorded run (offline, no API key, no agent needed).
 
-  --agent <pi|claude>   which agent (default pi)
+  --agent <pi|claude|codex>
+                        which agent (default pi)
   --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl)
-  --real                run the real agent (\`pi\` or \`claude\` on PATH) instead (also: AGENT_RX_DEMO_REAL=1)
+  --real                run the real agent instead (\`pi\` or \`claude\` on PATH, Codex's
+                        native binary; also: AGENT_RX_DEMO_REAL=1)
   --provider <name>     passed to pi
   --model <id>          passed to the agent (for the replay: same as --transcript)
   -h, --help            this text
@@ -88,6 +94,16 @@ export function piOptionsFor(request: DemoRun, replayScript: string): RunPiOptio
 // The runClaudeCode options for a claude request: the real `claude`, or the bundled replay script.
 export function claudeOptionsFor(request: DemoRun, replayScript: string): RunClaudeCodeOptions {
   const passed = { prompt: request.prompt, ...(request.model === undefined ? {} : { model: request.model }) };
+  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
+}
+
+// The runCodex options for a codex request: the real Codex, or the bundled replay script.
+export function codexOptionsFor(request: DemoRun, replayScript: string): RunCodexOptions {
+  const passed = {
+    prompt: request.prompt,
+    ...(request.provider === undefined ? {} : { provider: request.provider }),
+    ...(request.model === undefined ? {} : { model: request.model }),
+  };
   return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
 }
 

@@ -1,10 +1,10 @@
 // `npm start`: runs a coding agent through agent-rx and shows its messages as a person reads them.
 // Offline by default (a bundled replay of a recorded run); `--real` runs `pi` (or, with
-// `--agent claude`, `claude`) from PATH.
+// `--agent claude`, `claude`; with `--agent codex`, Codex's native binary).
 import { fileURLToPath } from 'node:url';
 import { AGENTS, isTerminal, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
 import { colorEnabled } from '../lib/cli/ansi.js';
-import { claudeOptionsFor, describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
+import { claudeOptionsFor, codexOptionsFor, describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
 import { createRenderer, renderIntro } from '../lib/cli/render.js';
 
 const REPLAY_SCRIPT = fileURLToPath(new URL('./replay-agent/pi-replay.mjs', import.meta.url));
@@ -29,7 +29,9 @@ if (request.kind === 'help') {
   const run$ =
     request.agent === 'pi'
       ? AGENTS.pi.run({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
-      : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
+      : request.agent === 'codex'
+        ? AGENTS.codex.run({ ...codexOptionsFor(request, REPLAY_SCRIPT), onStopped })
+        : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
   const subscription = run$.subscribe({
     next: (message) => {
       if (isTerminal(message)) terminal = message;

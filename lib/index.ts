@@ -1,6 +1,7 @@
 // Sources
 export { runPi } from './sources/run-pi.js';
 export { runClaudeCode } from './sources/run-claude-code.js';
+export { runCodex } from './sources/run-codex.js';
 export { processLines } from './sources/process-lines.js';
 
 // Operators
@@ -35,6 +36,20 @@ export { AGENTS, AGENT_NAMES, isAgentName, type AgentName, type AgentEntry } fro
 export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
+
+// Codex
+export { codexDialect, codexOutputToMessages, readCodexText, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
+export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
+export { findCodexExecutable, type CodexExecutable } from './agents/codex/executable.js';
+export {
+  CODEX_SANDBOX_MODES,
+  CODEX_APPROVAL_POLICIES,
+  type RunCodexOptions,
+  type CodexSession,
+  type CodexSandboxMode,
+  type CodexApprovalPolicy,
+  type TomlValue,
+} from './agents/codex/options.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

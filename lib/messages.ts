@@ -80,6 +80,11 @@ export const AgentRetrySchema = z.object({
   reason: z.string(),
 });
 /**
+ * The agent reported a problem that does not end the run (Codex: an `error` item, such as unknown
+ * model metadata). The run goes on; a failure that ends it is a `terminal.failed`.
+ */
+export const AgentWarningSchema = z.object({ type: z.literal('agent.warning'), message: z.string() });
+/**
  * Why a run's model stopped, the same for every agent: `end_turn` (it finished), `max_tokens` (it
  * hit the output limit), `tool_use` (it stopped to use tools and the run ended there, e.g. at a turn
  * limit), `refusal`, `aborted`, `other` (anything else; the agent's own value is in `agentStopReason`).
@@ -175,6 +180,7 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
   ToolCompletedSchema,
   ToolFailedSchema,
   AgentRetrySchema,
+  AgentWarningSchema,
   RunRetryingSchema,
   TerminalCompletedSchema,
   TerminalFailedSchema,
@@ -190,6 +196,7 @@ export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
 export type ToolCompleted = z.infer<typeof ToolCompletedSchema>;
 export type ToolFailed = z.infer<typeof ToolFailedSchema>;
 export type AgentRetry = z.infer<typeof AgentRetrySchema>;
+export type AgentWarning = z.infer<typeof AgentWarningSchema>;
 export type RunRetrying = z.infer<typeof RunRetryingSchema>;
 export type TerminalCompleted = z.infer<typeof TerminalCompletedSchema>;
 export type TerminalFailed = z.infer<typeof TerminalFailedSchema>;
@@ -212,6 +219,7 @@ export const isToolUpdate = is('tool.update');
 export const isToolCompleted = is('tool.completed');
 export const isToolFailed = is('tool.failed');
 export const isAgentRetry = is('agent.retry');
+export const isAgentWarning = is('agent.warning');
 export const isRunRetrying = is('run.retrying');
 export const isTerminalCompleted = is('terminal.completed');
 export const isTerminalFailed = is('terminal.failed');

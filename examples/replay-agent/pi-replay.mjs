@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // A stand-in for `pi --mode json` that needs no network, no API key and no pi: it reads stdin to
 // EOF like pi, then replays a recorded pi 0.73.1 transcript to stdout at a believable pace. It
-// replays Claude Code recordings (`claude-*` transcripts) the same way.
+// replays Claude Code recordings (`claude-*` transcripts) and Codex recordings (`codex-*`, run as
+// `pi-replay.mjs exec --experimental-json --model <name> ...`) the same way.
 //
 //   pi-replay.mjs --mode json [--provider P] --model <transcript name> [pi flags...] [prompt]
 //
@@ -21,6 +22,8 @@ const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
 const VALUE_FLAGS = new Set([
   '--mode', '--provider', '--model', '--thinking', '--session', '--session-dir', '--tools',
   '--system-prompt', '--append-system-prompt', '--api-key', '--models', '--export',
+  // Codex's
+  '-c', '--config', '-m', '-s', '--sandbox', '--add-dir', '-C', '--cd',
 ]);
 
 process.on('SIGTERM', () => process.exit(143));
@@ -51,7 +54,8 @@ finish(meta);
 function parseArgs(args) {
   const flags = new Map();
   const words = [];
-  for (let i = 0; i < args.length; i += 1) {
+  // Codex's subcommand.
+  for (let i = args[0] === 'exec' ? 1 : 0; i < args.length; i += 1) {
     const arg = args[i];
     if (arg === '--') {
       words.push(...args.slice(i + 1));
@@ -145,6 +149,11 @@ function delayBefore(event, previous) {
     case 'tool_execution_update':
     case 'tool_execution_end':
       return 150;
+    // Codex prints whole items: a message after a model call, a command when it has run.
+    case 'item.started':
+      return 150;
+    case 'item.completed':
+      return event.item?.type === 'command_execution' ? 150 : 400;
     default:
       return 2;
   }

@@ -118,6 +118,9 @@ function createView(root: HTMLElement): (message: CliMessage) => void {
           ),
         );
         break;
+      case 'agent.warning':
+        root.append(element('div', 'note', `the agent warns: ${message.message}`));
+        break;
       case 'run.retrying':
         root.replaceChildren(element('div', 'note', `attempt ${message.attempt} in ${message.delayMs} ms, after: ${message.failure.message}`));
         answer = null;

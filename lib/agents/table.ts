@@ -2,10 +2,13 @@ import type { Observable, OperatorFunction } from 'rxjs';
 import type { CliMessage } from '../messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import { runClaudeCode } from '../sources/run-claude-code.js';
+import { runCodex } from '../sources/run-codex.js';
 import { runPi } from '../sources/run-pi.js';
 import type { ProcessItem } from '../process/items.js';
 import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
 import type { RunClaudeCodeOptions } from './claude/options.js';
+import { codexDialect, codexOutputToMessages, type CodexState } from './codex/dialect.js';
+import type { RunCodexOptions } from './codex/options.js';
 import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
 import type { RunPiOptions } from './pi/options.js';
 
@@ -46,6 +49,14 @@ export const AGENTS = {
     output: claudeOutputToMessages,
     run: runClaudeCode,
   } satisfies AgentEntry<RunClaudeCodeOptions, ClaudeState>,
+  codex: {
+    name: 'codex',
+    displayName: 'Codex',
+    executable: 'codex',
+    dialect: codexDialect,
+    output: codexOutputToMessages,
+    run: runCodex,
+  } satisfies AgentEntry<RunCodexOptions, CodexState>,
 } as const;
 
 export type AgentName = keyof typeof AGENTS;

@@ -80,6 +80,8 @@ export function createRenderer(options: RenderOptions): Renderer {
           const wait = message.delayMs === undefined ? '' : ` in ${formatDuration(message.delayMs)}`;
           return block([c.yellow(`⟳ retry${count}${wait} · ${oneLine(message.reason)}`)]);
         }
+        case 'agent.warning':
+          return block([c.yellow(`⚠ ${oneLine(message.message)}`)]);
         case 'run.retrying':
           return block([
             c.yellow(`⟳ attempt ${message.attempt} in ${formatDuration(message.delayMs)} · ${oneLine(message.failure.agentError ?? message.failure.message)}`),

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
 import type { CliMessage } from '../messages.js';
 import { parseDuration } from './duration.js';
 import { replayFile } from './replay.js';
@@ -16,12 +17,15 @@ completed, 1 when it failed (a time limit that ran out included), 2 on a usage e
 
 options:
   --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi)
-  --provider <name>       pi's provider
+  --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
-  --session <s>           pi: new, none, continue or an id; claude: new, continue or an id to resume
+  --session <s>           pi: new, none, continue or an id; claude: new, continue or an id to resume;
+                          codex: new, last or a thread id to resume
+  --sandbox <mode>        codex: ${CODEX_SANDBOX_MODES.join(', ')}
   --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: pi or claude on PATH)
+  --executable <path>     the agent executable (default: pi or claude on PATH; for codex the
+                          native binary of the @openai/codex package, else codex on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
@@ -76,6 +80,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
         agent: { type: 'string', default: 'pi' },
         provider: { type: 'string' },
         model: { type: 'string' },
+        sandbox: { type: 'string' },
         thinking: { type: 'string' },
         session: { type: 'string' },
         cwd: { type: 'string' },
@@ -143,6 +148,14 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       ...(session === undefined ? {} : { session: piSession(session) }),
     };
     source = () => AGENTS.pi.run(options);
+  } else if (agent === 'codex') {
+    const options = {
+      ...common,
+      ...(values.provider === undefined ? {} : { provider: values.provider }),
+      ...(values.sandbox === undefined ? {} : { sandbox: values.sandbox as CodexSandboxMode }),
+      ...(session === undefined || session === 'new' ? {} : { session: session === 'last' ? ('last' as const) : { resume: session } }),
+    };
+    source = () => AGENTS.codex.run(options);
   } else {
     const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
     const options = {

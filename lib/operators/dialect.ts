@@ -47,6 +47,11 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
    * any text.
    */
   failureDetails?(state: S): FailureDetails;
+  /**
+   * What of stderr explains a failed exit, for the failure's message. Default: its last line. An
+   * agent that prints the same lines in every run, or errors over several lines, says better.
+   */
+  stderrLine?(stderr: string): string | undefined;
   sessionId(state: S): string | undefined;
 }
 

@@ -97,8 +97,10 @@ function checkDialect(dialect: unknown): void {
   const name = property(dialect, 'name');
   if (typeof name !== 'string') throw new TypeError(`agent-rx: the dialect's name must be a string; got ${shown(name)}`);
   for (const key of DIALECT_FUNCTIONS) checkFunction(property(dialect, key), `the ${name} dialect's ${key}`);
-  const details = property(dialect, 'failureDetails');
-  if (details !== undefined) checkFunction(details, `the ${name} dialect's failureDetails`);
+  for (const key of ['failureDetails', 'stderrLine'] as const) {
+    const optional = property(dialect, key);
+    if (optional !== undefined) checkFunction(optional, `the ${name} dialect's ${key}`);
+  }
   const hint = property(dialect, 'installHint');
   if (hint !== undefined && typeof hint !== 'string') throw new TypeError(`agent-rx: the ${name} dialect's installHint must be a string; got ${shown(hint)}`);
 }
@@ -125,7 +127,8 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, 
   const explained = exit.signal === null && conclusion.kind === 'failed' && conclusion.ended;
   if ((exit.signal !== null || exit.exitCode !== 0) && !explained) {
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
-    const detail = [lastLine(exit.stderr), dialect.lastError(state)].filter((part) => part !== undefined && part !== '');
+    const stderrLine = dialect.stderrLine === undefined ? lastLine(exit.stderr) : dialect.stderrLine(exit.stderr);
+    const detail = [stderrLine, dialect.lastError(state)].filter((part) => part !== undefined && part !== '');
     return failure(dialect, state, exit, 'exit', `${name} ${how}${detail.length > 0 ? `: ${detail.join(' | ')}` : ''}`);
   }
   if (conclusion.kind === 'completed') {

@@ -1,0 +1,69 @@
+import type { ProcessOptions } from '../../process/options.js';
+
+/** Where Codex may write when it runs commands (`--sandbox`). */
+export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+export type CodexSandboxMode = (typeof CODEX_SANDBOX_MODES)[number];
+
+/** When Codex asks before running a command (`approval_policy`). A headless run cannot answer: use `never`. */
+export const CODEX_APPROVAL_POLICIES = ['never', 'on-request', 'on-failure', 'untrusted'] as const;
+export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
+
+/**
+ * Which thread a Codex run uses: `'new'` (default), `'last'` (the most recent recorded thread,
+ * `resume --last`) or `{ resume: id }` (`resume <id>`: a thread id or a thread name).
+ */
+export type CodexSession = 'new' | 'last' | { readonly resume: string };
+
+/** A value of Codex's configuration, written as TOML on the command line. */
+export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
+
+/** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+export interface RunCodexOptions extends Omit<ProcessOptions, 'stdin'> {
+  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
+  readonly prompt: string;
+  /**
+   * The Codex executable. Default: the native binary of the `@openai/codex` package that this
+   * library resolves (or the one behind the `codex` on PATH), else `codex` on PATH. The native
+   * binary is run directly, not the package's Node launcher: on Node 20 the launcher is a second
+   * process that forwards only some signals.
+   */
+  readonly executable?: string;
+  /** Arguments placed before Codex's own. */
+  readonly executableArgs?: readonly string[];
+  /** `--model`. */
+  readonly model?: string;
+  /** The model provider's id in Codex's configuration (`model_provider`), e.g. a custom provider of `config.toml`. */
+  readonly provider?: string;
+  /** `--sandbox`. */
+  readonly sandbox?: CodexSandboxMode;
+  /** `approval_policy`. */
+  readonly approvalPolicy?: CodexApprovalPolicy;
+  /** `model_reasoning_effort`, e.g. `low`, `medium`, `high`. */
+  readonly reasoningEffort?: string;
+  /**
+   * Configuration overrides, one `-c key=value` each, values written as TOML. Nested objects
+   * become dotted keys: `{ model_providers: { proxy: { base_url: '…' } } }` is
+   * `-c model_providers.proxy.base_url="…"`; a key may also be a dotted path itself.
+   */
+  readonly config?: { readonly [key: string]: TomlValue };
+  readonly session?: CodexSession;
+  /** Do not record the thread on disk (`--ephemeral`); it cannot be resumed then. */
+  readonly ephemeral?: boolean;
+  /** More folders Codex may write to (`--add-dir`). */
+  readonly additionalDirectories?: readonly string[];
+  /**
+   * Pass `--skip-git-repo-check`: without it Codex refuses to start outside a Git repository.
+   * Default true, because the caller chose the folder; `false` keeps Codex's check.
+   */
+  readonly skipGitRepoCheck?: boolean;
+  /**
+   * `false` switches off Codex's own retries of model requests and streams (the provider's
+   * `request_max_retries` and `stream_max_retries` set to 0). Codex allows that only for a custom
+   * provider, so `provider` must name one; its built-in providers cannot be changed. Default:
+   * Codex's settings. An unreachable endpoint is retried without end whatever this says: give the
+   * run a `timeoutMs` or `idleTimeoutMs`.
+   */
+  readonly agentRetry?: boolean;
+  /** More arguments for `codex exec`, placed after the ones built from these options. */
+  readonly extraArgs?: readonly string[];
+}
