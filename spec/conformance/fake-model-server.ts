@@ -1,17 +1,23 @@
 /**
- * A fake LLM server for running the real pi CLI offline, on 127.0.0.1 with a port chosen at run time.
+ * A fake LLM server for running the real pi, Claude Code and Codex CLIs offline, on 127.0.0.1
+ * with a port chosen at run time.
  *
  * - `POST /v1/chat/completions`: OpenAI chat-completions SSE (pi api `openai-completions`,
  *   provider baseUrl `http://127.0.0.1:PORT/v1`).
  * - `POST /v1/messages`: Anthropic messages SSE (pi api `anthropic-messages`,
  *   provider baseUrl `http://127.0.0.1:PORT`, because pi appends `/v1/messages` itself; Claude Code
  *   with `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` POSTs to `/v1/messages?beta=true`).
+ * - `POST /v1/responses`: OpenAI Responses API SSE (Codex with a `wire_api = "responses"` provider
+ *   whose base_url is `http://127.0.0.1:PORT/s/<scenario>/v1`, see below).
  * - `HEAD <any path>`: 200 with no body (Claude Code 2.1.197 sends `HEAD /` as a preconnect).
  *
- * The request's `model` field picks the scenario (see scenarios.ts); the tools a request offers
- * tell pi (`bash`) from Claude Code (`Bash`), see `toolDialectOf`. Every request is logged in
- * `requests` (HEAD requests too); `close()` destroys every socket, including the ones a `hang`
- * reply keeps open.
+ * The request's `model` field picks the scenario (see scenarios.ts), unless the path starts with
+ * `/s/<model id>/`: then that id does, and the rest of the path is routed as above. Codex needs
+ * this: it sends the model slug it is configured with, and a slug it does not know adds a
+ * warning item to every run, so it keeps a real slug and the scenario goes into the base URL.
+ * The tools a request offers tell pi (`bash`), Claude Code (`Bash`) and Codex (`exec_command`)
+ * apart, see `toolDialectOf`. Every request is logged in `requests` (HEAD requests too);
+ * `close()` destroys every socket, including the ones a `hang` reply keeps open.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -29,13 +35,19 @@ export interface RequestLogEntry {
   readonly url: string;
   /** Which wire format the URL selects, or null for an unknown URL. */
   readonly api: WireApi | null;
+  /** The model id that picks the scenario: the one in a `/s/<model id>/` path, else `requestModel`. */
   readonly model: string | null;
+  /** The request body's `model` field. */
+  readonly requestModel: string | null;
   /** The scenario the model id maps to, or null for an unknown model id. */
   readonly scenario: string | null;
   readonly stream: boolean;
   /** OpenAI `stream_options.include_usage`. */
   readonly includeUsage: boolean;
-  /** Messages in the request (OpenAI: including the system message; Anthropic: `system` is separate). */
+  /**
+   * Messages in the request (OpenAI: including the system message; Anthropic: `system` is separate;
+   * Responses API: every `input` item, function calls and their outputs included).
+   */
   readonly messageCount: number;
   /** Any tool result anywhere in the conversation. */
   readonly hasToolResult: boolean;
@@ -67,6 +79,8 @@ export interface FakeModelServer {
   readonly openaiBaseUrl: string;
   /** Base URL for an `anthropic-messages` provider: `http://127.0.0.1:PORT`. */
   readonly anthropicBaseUrl: string;
+  /** Base URL for a Responses API client that always gets `model`'s scenario: `http://127.0.0.1:PORT/s/<model>/v1` (see `scenarioBaseUrl`). */
+  responsesBaseUrl(model: string): string;
   /** Every request so far, in arrival order. Entries are updated in place when their response ends. */
   readonly requests: RequestLogEntry[];
   /** Requests for one model id. */
@@ -85,7 +99,19 @@ export interface FakeModelServerOptions {
 const ROUTES: Readonly<Record<string, WireApi>> = {
   '/v1/chat/completions': 'openai-completions',
   '/v1/messages': 'anthropic-messages',
+  '/v1/responses': 'openai-responses',
 };
+
+/** `/s/<model id>/<route>`: the model id and the route. */
+const SCENARIO_PATH = /^\/s\/([^/]+)(\/.*)$/;
+
+/**
+ * `<baseUrl>/s/<model>/v1`: a base URL under which every request gets `model`'s scenario,
+ * whatever model the body names (a Responses API client POSTs to `<it>/responses`).
+ */
+export function scenarioBaseUrl(baseUrl: string, model: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/s/${encodeURIComponent(model)}/v1`;
+}
 
 export async function startFakeModelServer(options: FakeModelServerOptions = {}): Promise<FakeModelServer> {
   const requests: RequestLogEntry[] = [];
@@ -111,7 +137,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const url = (req.url ?? '').split('?')[0] ?? '';
-    const api = ROUTES[url] ?? null;
+    const scenarioPath = SCENARIO_PATH.exec(url);
+    const api = ROUTES[scenarioPath?.[2] ?? url] ?? null;
     let body: unknown = null;
     try {
       body = raw.length > 0 ? JSON.parse(raw) : null;
@@ -119,7 +146,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       // left null; answered 400 below
     }
     const request = asRecord(body);
-    const model = typeof request?.['model'] === 'string' ? request['model'] : null;
+    const requestModel = typeof request?.['model'] === 'string' ? request['model'] : null;
+    const model = scenarioPath?.[1] === undefined ? requestModel : decodeURIComponent(scenarioPath[1]);
     const parsed = model === null ? null : parseModel(model);
     const previous = model === null ? 0 : (perModel.get(model) ?? 0);
     if (model !== null) perModel.set(model, previous + 1);
@@ -147,6 +175,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       url,
       api,
       model,
+      requestModel,
       scenario: parsed?.scenario ?? null,
       stream: request?.['stream'] === true,
       includeUsage: asRecord(request?.['stream_options'])?.['include_usage'] === true,
@@ -188,13 +217,19 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     const events =
       api === 'openai-completions'
         ? openAiEvents(plan, model ?? '', entry.seq, entry.includeUsage)
-        : anthropicEvents(plan, model ?? '', entry.seq);
+        : api === 'openai-responses'
+          ? responsesEvents(plan, model ?? '', requestModel ?? '', entry.seq)
+          : anthropicEvents(plan, model ?? '', entry.seq);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     // Headers go out now: the SDK call only resolves once they arrive, which a `hang` reply relies on.
     res.flushHeaders();
+    // The pause comes between events, not after the last: Codex drops the connection as soon as
+    // it has read `response.completed`, and would otherwise beat `res.end()` (logged as clientClosed).
+    let first = true;
     for (const event of events) {
+      if (!first && delay > 0) await sleep(delay);
+      first = false;
       if (!(await write(res, event))) return; // client went away
-      if (delay > 0) await sleep(delay);
     }
     if (!plan.hang) res.end();
     // A hanging reply just stays open; close() (or the client) destroys the socket.
@@ -215,6 +250,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     baseUrl,
     openaiBaseUrl: `${baseUrl}/v1`,
     anthropicBaseUrl: baseUrl,
+    responsesBaseUrl: (model) => scenarioBaseUrl(baseUrl, model),
     requests,
     requestsFor: (model) => requests.filter((r) => r.model === model),
     reset: () => {
@@ -266,6 +302,7 @@ function emptyConversation(): ConversationSummary {
  * `<system-reminder>` text blocks before the prompt: "last" skips the former, the user text the latter.
  */
 function readConversation(api: WireApi, request: Record<string, unknown>): ConversationSummary {
+  if (api === 'openai-responses') return readResponsesInput(request);
   const messages = Array.isArray(request['messages']) ? request['messages'].map(asRecord) : [];
   const isToolResult = (m: Record<string, unknown> | null): boolean =>
     api === 'openai-completions'
@@ -292,22 +329,60 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
   };
 }
 
-/** A string, or the text parts of a content array joined with "" (Claude Code's system reminders left out). */
+/**
+ * The Responses API `input`: a list of items. Codex sends two `developer` messages, then a `user`
+ * message holding an `<environment_context>` block (cwd, shell, date), then the prompt as a
+ * second `user` message; a resumed thread repeats the history and adds the new prompt as the
+ * last `user` message. A tool round trip appends `function_call` and `function_call_output`
+ * items (`output` is a string, or content parts), not messages.
+ */
+function readResponsesInput(request: Record<string, unknown>): ConversationSummary {
+  const items = Array.isArray(request['input']) ? request['input'].map(asRecord) : [];
+  const isToolResult = (item: Record<string, unknown> | null): boolean => item?.['type'] === 'function_call_output';
+  // `type` may be left out of a message item (the API's "easy input message").
+  const role = (item: Record<string, unknown> | null): unknown => (item?.['type'] ?? 'message') === 'message' ? item?.['role'] : undefined;
+  const last = items.at(-1) ?? null;
+  const lastUser = [...items].reverse().find((item) => role(item) === 'user') ?? null;
+  const lastIsToolResult = isToolResult(last);
+  const instructions = request['instructions'];
+  return {
+    messageCount: items.length,
+    hasToolResult: items.some(isToolResult),
+    lastIsToolResult,
+    lastToolResultText: lastIsToolResult ? textOf(last?.['output']) : null,
+    lastUserText: lastUser === null ? null : textOf(lastUser['content']),
+    hasSystemPrompt:
+      (typeof instructions === 'string' && instructions.length > 0) || items.some((item) => role(item) === 'developer' || role(item) === 'system'),
+  };
+}
+
+/**
+ * A string, or the text parts of a content array joined with "" (Claude Code's system reminders
+ * left out). Text parts are `text` (chat completions, Anthropic) or `input_text` / `output_text`
+ * (Responses API).
+ */
 function textOf(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return null;
   return content
     .map(asRecord)
-    .map((part) => (part?.['type'] === 'text' && typeof part['text'] === 'string' ? part['text'] : null))
+    .map((part) => (TEXT_PART_TYPES.has(part?.['type']) && typeof part?.['text'] === 'string' ? part['text'] : null))
     .filter((text): text is string => text !== null && !text.startsWith('<system-reminder>'))
     .join('');
 }
 
+const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'output_text']);
+
+/**
+ * Chat completions nests the name in `function`; Anthropic and the Responses API have `name`.
+ * Responses API tools the provider runs itself have a `type` and no name (Codex offers
+ * `{ type: 'web_search' }` and `{ type: 'tool_search' }`): the type stands in for the name.
+ */
 function toolNames(request: Record<string, unknown> | null): string[] {
   const tools = Array.isArray(request?.['tools']) ? (request['tools'] as unknown[]) : [];
   return tools.map((tool) => {
     const t = asRecord(tool);
-    const name = asRecord(t?.['function'])?.['name'] ?? t?.['name']; // OpenAI nests it in `function`
+    const name = asRecord(t?.['function'])?.['name'] ?? t?.['name'] ?? t?.['type'];
     return typeof name === 'string' ? name : '?';
   });
 }
@@ -464,4 +539,92 @@ function* anthropicEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
 
 function scenarioOf(model: string): string {
   return parseModel(model)?.scenario ?? model;
+}
+
+/**
+ * OpenAI Responses API SSE: `event: <type>\ndata: <json>\n\n`, the data repeating `type`, with a
+ * `sequence_number`. Each block becomes one output item: `output_item.added`, its deltas, the
+ * `.done` events, then `output_item.done` with the whole item. Codex 0.171.0 builds its items
+ * from `output_item.done` alone (deltas without it print nothing) and fails the attempt ("stream
+ * closed before response.completed") without `response.completed`, whose `response.usage` is its
+ * token count; it reads the type from the data, not the event line. The rest is sent because
+ * the real API sends it.
+ */
+function* responsesEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: string, requestModel: string, seq: number): Generator<string> {
+  let sequenceNumber = 0;
+  const event = (type: string, data: Record<string, unknown>): string =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequenceNumber++, ...data })}\n\n`;
+  const createdAt = Math.floor(Date.now() / 1000);
+  const response = (status: string, output: readonly unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    id: `resp_fake_${seq}`,
+    object: 'response',
+    created_at: createdAt,
+    status,
+    model: requestModel,
+    output,
+    ...extra,
+  });
+
+  yield event('response.created', { response: response('in_progress', []) });
+  yield event('response.in_progress', { response: response('in_progress', []) });
+  const output: Record<string, unknown>[] = [];
+  for (const [index, block] of plan.blocks.entries()) {
+    const keepOpen = plan.hang && index === plan.blocks.length - 1; // no .done events, no response.completed
+    const at = { output_index: index };
+    let item: Record<string, unknown>;
+    switch (block.type) {
+      case 'text': {
+        const id = `msg_fake_${seq}_${index}`;
+        const part = { item_id: id, ...at, content_index: 0 };
+        yield event('response.output_item.added', { ...at, item: { id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } });
+        yield event('response.content_part.added', { ...part, part: { type: 'output_text', text: '', annotations: [] } });
+        for (const piece of block.chunks) yield event('response.output_text.delta', { ...part, delta: piece });
+        if (keepOpen) return;
+        const text = block.chunks.join('');
+        const content = { type: 'output_text', text, annotations: [] };
+        yield event('response.output_text.done', { ...part, text });
+        yield event('response.content_part.done', { ...part, part: content });
+        item = { id, type: 'message', status: 'completed', role: 'assistant', content: [content] };
+        break;
+      }
+      case 'thinking': {
+        // The thinking is the reasoning summary (Codex prints it as its reasoning item's text).
+        // Codex asks for encrypted_content with `include` and sends the item back in later requests.
+        const id = `rs_fake_${seq}_${index}`;
+        const part = { item_id: id, ...at, summary_index: 0 };
+        yield event('response.output_item.added', { ...at, item: { id, type: 'reasoning', summary: [] } });
+        yield event('response.reasoning_summary_part.added', { ...part, part: { type: 'summary_text', text: '' } });
+        for (const piece of block.chunks) yield event('response.reasoning_summary_text.delta', { ...part, delta: piece });
+        if (keepOpen) return;
+        const text = block.chunks.join('');
+        yield event('response.reasoning_summary_text.done', { ...part, text });
+        yield event('response.reasoning_summary_part.done', { ...part, part: { type: 'summary_text', text } });
+        item = { id, type: 'reasoning', summary: [{ type: 'summary_text', text }], encrypted_content: THINKING_SIGNATURE };
+        break;
+      }
+      case 'toolCall': {
+        const id = `fc_fake_${seq}_${index}`;
+        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses'), name: block.name };
+        yield event('response.output_item.added', { ...at, item: { ...call, status: 'in_progress', arguments: '' } });
+        for (const piece of block.argChunks) yield event('response.function_call_arguments.delta', { item_id: id, ...at, delta: piece });
+        if (keepOpen) return;
+        const args = block.argChunks.join('');
+        yield event('response.function_call_arguments.done', { item_id: id, ...at, arguments: args });
+        item = { ...call, status: 'completed', arguments: args };
+        break;
+      }
+    }
+    output.push(item);
+    yield event('response.output_item.done', { ...at, item });
+  }
+  const outputTokens = countPieces(plan);
+  const reasoningTokens = plan.blocks.reduce((sum, b) => sum + (b.type === 'thinking' ? b.chunks.length : 0), 0);
+  const usage = {
+    input_tokens: FAKE_INPUT_TOKENS,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
+    total_tokens: FAKE_INPUT_TOKENS + outputTokens,
+  };
+  yield event('response.completed', { response: response('completed', output, { usage }) });
 }

@@ -2,12 +2,16 @@
  * Scenarios of the fake model server, independent of the wire format.
  *
  * One model id = one scenario. The server asks `planReply()` what to send for a request and
- * then renders that plan as OpenAI chat-completions SSE or Anthropic messages SSE. Tests use
- * the `expected*` helpers below to assert exact output, so every text here is deterministic.
+ * then renders that plan as OpenAI chat-completions SSE, Anthropic messages SSE or OpenAI
+ * Responses API SSE. Tests use the `expected*` helpers below to assert exact output, so every
+ * text here is deterministic.
  */
 
-/** The two wire formats the server speaks (the pi `api` names). */
-export type WireApi = 'openai-completions' | 'anthropic-messages';
+/**
+ * The wire formats the server speaks: pi's two `api` names, and the OpenAI Responses API (the
+ * only one Codex speaks, its `wire_api = "responses"`).
+ */
+export type WireApi = 'openai-completions' | 'anthropic-messages' | 'openai-responses';
 
 /** Scenario model ids with a fixed name. `long_text_<N>` and `flaky500_<N>` are parameterised. */
 export const SCENARIO_IDS = [
@@ -17,6 +21,7 @@ export const SCENARIO_IDS = [
   'read_tool',
   'sleep_tool',
   'touch_tool',
+  'fail_tool',
   'echo',
   'http500',
   'http429',
@@ -47,21 +52,46 @@ export const BASH_TOOL_OUTPUT = 'hello\n';
 export const SLEEP_TOOL_COMMAND = 'sleep 30';
 /** A command that changes files: Claude Code asks for permission (denied in `-p` mode without `--allowedTools`). */
 export const TOUCH_TOOL_COMMAND = 'touch touched-by-agent.txt';
+/** A command that fails: GNU `ls` prints "cannot access" to stderr and exits 2. */
+export const FAIL_TOOL_COMMAND = 'ls /nonexistent-dir';
+export const FAIL_TOOL_EXIT_CODE = 2;
 
 /**
  * How the client names its tools, told apart by the tools a request offers: pi offers `bash`,
  * `read`, ... (lower case); Claude Code offers `Bash`, `Read`, ... and its Bash tool takes
- * `{ command, description }`. Tool scenarios call the tool the way the client expects.
+ * `{ command, description }`; Codex offers `exec_command`, which takes `{ cmd }` (its other
+ * arguments, e.g. `yield_time_ms`, have defaults). Tool scenarios call the tool the way the
+ * client expects.
  */
-export type ToolDialect = 'pi' | 'claude';
+export type ToolDialect = 'pi' | 'claude' | 'codex';
 
 export function toolDialectOf(toolNames: readonly string[]): ToolDialect {
+  if (toolNames.includes('exec_command')) return 'codex';
   return toolNames.includes('Bash') ? 'claude' : 'pi';
 }
 
 /** The bash tool's name and input for a command, in a client's dialect. */
 export function bashCall(command: string, dialect: ToolDialect): { readonly name: string; readonly input: Record<string, unknown> } {
-  return dialect === 'claude' ? { name: 'Bash', input: { command, description: `Run ${command}` } } : { name: 'bash', input: { command } };
+  switch (dialect) {
+    case 'claude':
+      return { name: 'Bash', input: { command, description: `Run ${command}` } };
+    case 'codex':
+      return { name: 'exec_command', input: { cmd: command } };
+    case 'pi':
+      return { name: 'bash', input: { command } };
+  }
+}
+
+/**
+ * What Codex's `exec_command` printed, without the header Codex wraps it in for the model:
+ * `Chunk ID: <random>\nWall time: <seconds>\nProcess exited with code N\nOriginal token count: N\nOutput:\n<output>`.
+ * The chunk id and wall time differ per run, so the tool scenarios answer with the part after
+ * `Output:\n` only (a text without that line is returned as is). The answers therefore match
+ * `expectedText()` for Codex too: `bash_tool` gives `The command printed "hello". Done.`.
+ */
+export function codexCommandOutput(toolResultText: string): string {
+  const match = /^Output:\n/m.exec(toolResultText);
+  return match === null ? toolResultText : toolResultText.slice(match.index + match[0].length);
 }
 
 /** Fake token counts: input is fixed, output = number of streamed content pieces. */
@@ -78,9 +108,13 @@ const BASH_PRE_TEXT_CHUNKS = ['Let me run ', 'a command.'];
 const READ_PRE_TEXT_CHUNKS = ['Reading ', 'the notes.'];
 const SLEEP_PRE_TEXT_CHUNKS = ['Sleeping ', 'for a while.'];
 const TOUCH_PRE_TEXT_CHUNKS = ['Creating ', 'a file.'];
+const FAIL_PRE_TEXT_CHUNKS = ['Listing ', 'a missing directory.'];
 const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
 
-/** Fake Anthropic thinking signature (sent as two signature_delta pieces). */
+/**
+ * Fake Anthropic thinking signature (sent as two signature_delta pieces); also the Responses API
+ * reasoning item's `encrypted_content`, the same kind of opaque token.
+ */
 export const THINKING_SIGNATURE = 'ZmFrZS1zaWduYXR1cmU=';
 
 /** The `long_text_<N>` text: N pieces of 5 characters each (wider once i reaches 10,000). */
@@ -101,6 +135,9 @@ const bashAnswer = (toolOutput: string): string => `The command printed ${JSON.s
 const readAnswer = (fileText: string): string => `The file says ${JSON.stringify(fileText)}. Done.`;
 const SLEEP_ANSWER = 'The sleep finished.';
 const TOUCH_ANSWER = 'That was the touch command.';
+// Fixed: each client words a failed command differently (pi appends "Command exited with code 2",
+// Claude Code starts with "Exit code 2", Codex wraps it, see codexCommandOutput).
+const FAIL_ANSWER = 'The command failed, as expected.';
 
 // ---------------------------------------------------------------------------------------------
 // Model id parsing
@@ -154,7 +191,10 @@ export type ReplyPlan =
 
 /** What the server knows about the conversation, normalised from either wire format. */
 export interface ConversationView {
-  /** The last message is a tool result (OpenAI role "tool", Anthropic user message of tool_result blocks). */
+  /**
+   * The last message is a tool result (OpenAI role "tool", Anthropic user message of tool_result
+   * blocks, Responses API `function_call_output` item).
+   */
   readonly lastIsToolResult: boolean;
   /** Text of the last tool result, or null. */
   readonly lastToolResultText: string | null;
@@ -162,7 +202,7 @@ export interface ConversationView {
   readonly lastUserText: string | null;
   /** How many requests this server has already seen for this model id (0 for the first). */
   readonly previousRequestsForModel: number;
-  /** Names of the tools the request offers (they tell pi from Claude Code). */
+  /** Names of the tools the request offers (they tell pi, Claude Code and Codex apart). */
   readonly toolNames: readonly string[];
 }
 
@@ -188,7 +228,11 @@ function toolThenText(
   call: { readonly name: string; readonly input: Record<string, unknown> },
   answer: (toolText: string) => string,
 ): ReplyPlan {
-  if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(answer(view.lastToolResultText ?? '')) }], 'stop');
+  if (view.lastIsToolResult) {
+    const result = view.lastToolResultText ?? '';
+    const output = toolDialectOf(view.toolNames) === 'codex' ? codexCommandOutput(result) : result;
+    return stream([{ type: 'text', chunks: splitWords(answer(output)) }], 'stop');
+  }
   return stream(
     [
       { type: 'text', chunks: preText },
@@ -203,10 +247,11 @@ function splitWords(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [];
 }
 
+/** `openai` is the Responses API's `error.type` and `error.code`, as OpenAI sends them for these statuses. */
 const ERRORS = {
-  http500: { status: 500, message: 'fake internal server error', anthropicType: 'api_error' },
-  http429: { status: 429, message: 'fake rate limit exceeded', anthropicType: 'rate_limit_error' },
-  http401: { status: 401, message: 'fake invalid api key', anthropicType: 'authentication_error' },
+  http500: { status: 500, message: 'fake internal server error', anthropicType: 'api_error', openai: { type: 'server_error', code: null } },
+  http429: { status: 429, message: 'fake rate limit exceeded', anthropicType: 'rate_limit_error', openai: { type: 'requests', code: 'rate_limit_exceeded' } },
+  http401: { status: 401, message: 'fake invalid api key', anthropicType: 'authentication_error', openai: { type: 'invalid_request_error', code: 'invalid_api_key' } },
 } as const;
 
 /** Decides the reply for one request. */
@@ -234,6 +279,8 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
       return toolThenText(view, SLEEP_PRE_TEXT_CHUNKS, bashCall(SLEEP_TOOL_COMMAND, dialect), () => SLEEP_ANSWER);
     case 'touch_tool':
       return toolThenText(view, TOUCH_PRE_TEXT_CHUNKS, bashCall(TOUCH_TOOL_COMMAND, dialect), () => TOUCH_ANSWER);
+    case 'fail_tool':
+      return toolThenText(view, FAIL_PRE_TEXT_CHUNKS, bashCall(FAIL_TOOL_COMMAND, dialect), () => FAIL_ANSWER);
     case 'long_text':
       return stream([{ type: 'text', chunks: longTextChunks(n) }], 'stop', 0);
     case 'hang':
@@ -250,17 +297,22 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
 
 function errorPlan(kind: keyof typeof ERRORS): ReplyPlan {
   const { status, message } = ERRORS[kind];
-  // retry-after: 0 makes the SDK fall back to its own short backoff (about 0.5-1 s) instead of waiting.
+  // retry-after: 0 makes the SDK fall back to its own short backoff (about 0.5-1 s) instead of
+  // waiting; Codex retries at once.
   return { kind: 'error', status, message, headers: kind === 'http429' ? { 'retry-after': '0' } : {} };
 }
 
 /** The JSON error body each wire format uses (the SDKs turn it into pi's `errorMessage`). */
 export function errorBody(api: WireApi, status: number, message: string): unknown {
-  if (api === 'openai-completions') {
-    return { error: { message, type: status === 429 ? 'rate_limit_error' : 'server_error', code: null } };
-  }
   const known = Object.values(ERRORS).find((e) => e.status === status);
-  return { type: 'error', error: { type: known?.anthropicType ?? 'api_error', message } };
+  switch (api) {
+    case 'openai-completions':
+      return { error: { message, type: status === 429 ? 'rate_limit_error' : 'server_error', code: null } };
+    case 'openai-responses':
+      return { error: { message, type: known?.openai.type ?? 'invalid_request_error', param: null, code: known?.openai.code ?? null } };
+    case 'anthropic-messages':
+      return { type: 'error', error: { type: known?.anthropicType ?? 'api_error', message } };
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,6 +338,8 @@ export function expectedText(model: string): string {
       return SLEEP_ANSWER;
     case 'touch_tool':
       return TOUCH_ANSWER;
+    case 'fail_tool':
+      return FAIL_ANSWER;
     case 'long_text':
       return longText(n);
     case 'hang':
@@ -306,7 +360,7 @@ export function expectedThinking(model: string): string | undefined {
 }
 
 export interface ExpectedToolCall {
-  /** Tool-call id as pi reports it (`call_…` on OpenAI, `toolu_…` on Anthropic). */
+  /** Tool-call id as the server sends it (`call_…` on both OpenAI APIs, `toolu_…` on Anthropic). */
   readonly id: string;
   readonly name: string;
   readonly arguments: Record<string, unknown>;
@@ -331,26 +385,53 @@ export function expectedToolCall(model: string, api: WireApi, dialect: ToolDiale
       return bash(SLEEP_TOOL_COMMAND, SLEEP_PRE_TEXT_CHUNKS);
     case 'touch_tool':
       return bash(TOUCH_TOOL_COMMAND, TOUCH_PRE_TEXT_CHUNKS);
+    case 'fail_tool':
+      return bash(FAIL_TOOL_COMMAND, FAIL_PRE_TEXT_CHUNKS);
     default:
       return undefined;
   }
 }
 
-/** Deterministic tool-call id: one tool call per scenario. */
+/** Deterministic tool-call id (the Responses API's `call_id`): one tool call per scenario. */
 export function toolCallId(scenario: string, api: WireApi): string {
-  return api === 'openai-completions' ? `call_${scenario}_1` : `toolu_${scenario}_1`;
+  return api === 'anthropic-messages' ? `toolu_${scenario}_1` : `call_${scenario}_1`;
 }
 
 /**
- * pi's `errorMessage` for an error scenario. The OpenAI SDK uses `<status> <error.message>`,
- * the Anthropic SDK `<status> <JSON of the whole body>`.
+ * The error message of an error scenario once the client gives up.
+ *
+ * - `openai-completions`, `anthropic-messages`: pi's `errorMessage`. The OpenAI SDK uses
+ *   `<status> <error.message>`, the Anthropic SDK `<status> <JSON of the whole body>`.
+ * - `openai-responses`: Codex 0.171.0's `turn.failed` message. It replaces a 500's text with its
+ *   own, names only the status of a 429, and quotes a 401's `error.message` with the URL it
+ *   POSTed to, `<responsesBaseUrl>/responses` (so `responsesBaseUrl`, the provider base URL the
+ *   run used, is needed for `http401`).
  */
-export function expectedErrorMessage(model: string, api: WireApi): string {
+export function expectedErrorMessage(model: string, api: WireApi, responsesBaseUrl?: string): string {
   const { scenario } = parseOrThrow(model);
   const kind = scenario === 'flaky500' ? 'http500' : scenario;
   if (kind !== 'http500' && kind !== 'http429' && kind !== 'http401') {
     throw new Error(`scenario ${scenario} does not fail`);
   }
   const { status, message } = ERRORS[kind];
-  return api === 'openai-completions' ? `${status} ${message}` : `${status} ${JSON.stringify(errorBody(api, status, message))}`;
+  switch (api) {
+    case 'openai-completions':
+      return `${status} ${message}`;
+    case 'anthropic-messages':
+      return `${status} ${JSON.stringify(errorBody(api, status, message))}`;
+    case 'openai-responses':
+      return codexErrorMessage(kind, responsesBaseUrl);
+  }
+}
+
+function codexErrorMessage(kind: keyof typeof ERRORS, responsesBaseUrl: string | undefined): string {
+  switch (kind) {
+    case 'http500':
+      return 'We’re currently experiencing high demand, which may cause temporary errors.';
+    case 'http429':
+      return 'exceeded retry limit, last status: 429 Too Many Requests';
+    case 'http401':
+      if (responsesBaseUrl === undefined) throw new Error('the http401 message names the URL: pass responsesBaseUrl');
+      return `unexpected status 401 Unauthorized: ${ERRORS.http401.message}, url: ${responsesBaseUrl}/responses`;
+  }
 }
