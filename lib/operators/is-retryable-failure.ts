@@ -33,6 +33,7 @@ const TRANSIENT = new RegExp(
     'rate[ _-]?limit',
     'too many requests',
     'overloaded',
+    'high demand',
     'internal server error',
     'bad gateway',
     'service unavailable',

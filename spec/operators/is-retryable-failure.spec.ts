@@ -18,6 +18,7 @@ describe('isRetryableFailure', () => {
     ['a 529 overloaded', '529 {"type":"error","error":{"type":"overloaded_error"}}'],
     ['a request timeout (408)', '408 request timeout'],
     ['an overloaded error without a status', 'Overloaded'],
+    ["Codex's text for a server error (it drops the status)", 'We’re currently experiencing high demand, which may cause temporary errors.'],
     ['a rate limit without a status', 'Rate limit reached for requests'],
     ['a connection error', 'Connection error.'],
     ['a timeout', 'Request timed out.'],

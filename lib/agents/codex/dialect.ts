@@ -209,7 +209,7 @@ function codexFailureDetails(state: CodexState): FailureDetails {
 }
 
 // Lines Codex writes to stderr in every run; they explain nothing.
-const STDERR_NOISE = [/^Reading additional input from stdin/, /^WARNING: proceeding, even though we could not create PATH aliases/];
+const STDERR_NOISE = [/^Reading (?:additional input|prompt) from stdin/, /^WARNING: proceeding, even though we could not create PATH aliases/];
 
 /**
  * The stderr text that explains an exit without a terminal event: Codex's last `Error …` /
