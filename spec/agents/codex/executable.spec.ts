@@ -1,0 +1,105 @@
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { lastValueFrom, toArray } from 'rxjs';
+import { findCodexExecutable, runCodex, stopAllRuns, type CliMessage } from '../../../lib/index.js';
+
+afterEach(async () => {
+  await stopAllRuns();
+});
+
+const root = (path: string): string => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
+const vendor = 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl';
+const packageVersion = (JSON.parse(readFileSync(root('node_modules/@openai/codex/package.json'), 'utf8')) as { version: string }).version;
+const pinned = (JSON.parse(readFileSync(root('package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@openai/codex'];
+
+const CONFIG_ERROR =
+  'Error loading config.toml: model_providers contains reserved built-in provider IDs: `openai`. Built-in providers cannot be overridden. Rename your custom provider (for example, `openai-custom`). in `model_providers`';
+
+/** A Codex home of its own for a real run, removed afterwards. */
+async function withCodexHome<T>(use: (home: string) => Promise<T>): Promise<T> {
+  const home = mkdtempSync(join(tmpdir(), 'agent-rx-codex-home-'));
+  try {
+    return await use(home);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+// The devDependency carries the linux-x64 binary; other machines install another platform package.
+const onLinuxX64 = process.platform === 'linux' && process.arch === 'x64' ? describe : describe.skip;
+
+onLinuxX64('findCodexExecutable with the @openai/codex devDependency installed', () => {
+  it('finds the native binary of the platform package, and the folder of programs it ships', () => {
+    const found = findCodexExecutable();
+    expect(found).toEqual({
+      command: realpathSync(root(`${vendor}/bin/codex`)),
+      pathDir: realpathSync(root(`${vendor}/codex-path`)),
+      foundBy: 'package',
+    });
+    expect(() => {
+      accessSync(join(found.pathDir ?? '', 'rg'), constants.X_OK);
+    }).not.toThrow();
+  });
+
+  it('prefers the package to anything on PATH', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-rx-codex-path-'));
+    try {
+      const impostor = join(dir, 'codex');
+      writeFileSync(impostor, '#!/bin/sh\necho impostor\n');
+      chmodSync(impostor, 0o755);
+      const packaged = findCodexExecutable();
+      expect(findCodexExecutable({ PATH: dir })).toEqual(packaged);
+      expect(findCodexExecutable({ PATH: '' })).toEqual(packaged);
+      expect(findCodexExecutable({})).toEqual(packaged);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs it: --version names the installed version, the one package.json pins', () => {
+    expect(pinned).toBe(packageVersion);
+    expect(execFileSync(findCodexExecutable().command, ['--version'], { encoding: 'utf8', timeout: 60_000 })).toBe(`codex-cli ${packageVersion}\n`);
+  });
+
+  it('runCodex without an executable runs it: the real CLI takes every option, then stops at a configuration error', async () => {
+    const messages = await withCodexHome((home) =>
+      lastValueFrom(
+        runCodex({
+          prompt: '-say hello',
+          model: 'gpt-5.5',
+          provider: 'proxy',
+          sandbox: 'read-only',
+          approvalPolicy: 'never',
+          reasoningEffort: 'low',
+          // Built-in providers cannot be changed: Codex refuses this before it reads stdin or reaches any network.
+          config: { model_providers: { openai: { request_max_retries: 0 } } },
+          additionalDirectories: [home],
+          ephemeral: true,
+          session: { resume: '01a22ade-d612-7b03-8bda-b6d8516396ba' },
+          cwd: home,
+          env: { CODEX_HOME: home, RUST_LOG: 'warn' },
+          timeoutMs: 60_000,
+        }).pipe(toArray()),
+      ),
+    );
+    expect(messages).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'exit', exitCode: 1, signal: null, message: `Codex exited with code 1: ${CONFIG_ERROR}` })]);
+  });
+
+  it('a flag the real CLI does not know: its own error explains the exit', async () => {
+    const messages: CliMessage[] = await withCodexHome((home) =>
+      lastValueFrom(runCodex({ prompt: 'p', extraArgs: ['--no-such-flag'], cwd: home, env: { CODEX_HOME: home }, timeoutMs: 60_000 }).pipe(toArray())),
+    );
+    expect(messages).toEqual([
+      expect.objectContaining({
+        type: 'terminal.failed',
+        reason: 'exit',
+        exitCode: 2,
+        message: expect.stringMatching(/^Codex exited with code 2: error: unexpected argument '--no-such-flag' found/),
+      }),
+    ]);
+  });
+});
