@@ -37,7 +37,8 @@ export function runCodex(options: RunCodexOptions): Observable<CliMessage> {
     const found = findCodexExecutable({ ...process.env, ...processOptions.env });
     if (found.pathDir === undefined) return processLines(found.command, args, processOptions).pipe(toMessages);
     // The programs the package ships for Codex (its `rg`) come first on PATH, as its launcher does.
-    const path = processOptions.env?.['PATH'] ?? process.env['PATH'];
+    // A PATH the caller set (or removed, with `undefined`) wins over the host's.
+    const path = processOptions.env !== undefined && Object.hasOwn(processOptions.env, 'PATH') ? processOptions.env['PATH'] : process.env['PATH'];
     const env = { ...processOptions.env, PATH: path === undefined || path === '' ? found.pathDir : `${found.pathDir}${delimiter}${path}` };
     return processLines(found.command, args, { ...processOptions, env }).pipe(toMessages);
   });

@@ -244,8 +244,10 @@ describe('runCodex: exact streams', () => {
     const messages = await replayCodex('resume-unknown-thread', replayOptions('resume-unknown-thread'));
     expect(messages).toHaveLength(1);
     expect(terminalOf(messages).message).toMatch(
-      /^Codex exited with code 1: Error: thread\/resume: thread\/resume failed: no rollout found for thread id 01a22ade-0000-7000-8000-000000000000 \(code -32600\)/,
+      /^Codex exited with code 1: Error: thread\/resume: thread\/resume failed: no rollout found for thread id 01a22ade-0000-7000-8000-000000000000 \(code -32600\)$/,
     );
+    // The backtrace that follows it on stderr is kept there, not in the message.
+    expect(terminalOf(messages).stderr).toContain('Stack backtrace');
   });
 
   it('usage: cached input is counted apart from the rest of the input', async () => {

@@ -3,6 +3,9 @@ import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStrin
 import { CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES, type RunCodexOptions } from './options.js';
 import { configEntries, configFlag } from './toml.js';
 
+/** Codex 0.171's own provider ids: its configuration may not change them. */
+const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
+
 export interface CodexInvocation {
   /** The executable the caller gave; `undefined`: find it at each subscription (`findCodexExecutable`). */
   readonly executable: string | undefined;
@@ -43,10 +46,13 @@ export function buildCodexInvocation(options: RunCodexOptions): CodexInvocation 
   checkBooleans({ ephemeral, skipGitRepoCheck, agentRetry });
   oneOf('sandbox', sandbox, CODEX_SANDBOX_MODES);
   oneOf('approvalPolicy', approvalPolicy, CODEX_APPROVAL_POLICIES);
-  if (!agentRetry && (provider === undefined || provider === 'openai')) {
+  if (!agentRetry && (provider === undefined || BUILT_IN_PROVIDERS.includes(provider))) {
     throw new TypeError(
-      "agent-rx: agentRetry: false needs `provider`, the id of a custom model provider: Codex refuses to change the retries of its built-in providers ('openai')",
+      `agent-rx: agentRetry: false needs \`provider\`, the id of a custom model provider: Codex refuses to change the retries of its built-in providers (${BUILT_IN_PROVIDERS.join(', ')})`,
     );
+  }
+  if (!agentRetry && provider !== undefined && !/^[A-Za-z0-9_-]+$/.test(provider)) {
+    throw new TypeError(`agent-rx: agentRetry: false needs a provider id of letters, digits, _ and -, to name its settings; got ${JSON.stringify(provider)}`);
   }
 
   const args = [...executableArgs, 'exec', '--experimental-json'];
@@ -64,7 +70,7 @@ export function buildCodexInvocation(options: RunCodexOptions): CodexInvocation 
   if (ephemeral) args.push('--ephemeral');
   args.push(...extraArgs);
   if (session === 'last') args.push('resume', '--last');
-  else if (typeof session === 'object') {
+  else if (typeof session === 'object' && (session as unknown) !== null) {
     checkString('session.resume', session.resume);
     args.push('resume', session.resume);
   } else if ((session as unknown) !== 'new') {

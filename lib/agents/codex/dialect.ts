@@ -221,11 +221,14 @@ export function codexStderrLine(stderr: string): string | undefined {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !STDERR_NOISE.some((noise) => noise.test(line)));
+  // A Rust error may end with its backtrace: it explains nothing to a reader of the message.
+  const backtrace = lines.findIndex((line) => /^Stack backtrace:?$/i.test(line));
+  const explained = backtrace >= 0 ? lines.slice(0, backtrace) : lines;
   let start = -1;
-  lines.forEach((line, i) => {
+  explained.forEach((line, i) => {
     if (/^error\b/i.test(line)) start = i;
   });
-  const text = start >= 0 ? lines.slice(start).join(' ') : lines.at(-1);
+  const text = start >= 0 ? explained.slice(start).join(' ') : explained.at(-1);
   if (text === undefined) return undefined;
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }

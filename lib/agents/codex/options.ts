@@ -10,7 +10,8 @@ export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
 
 /**
  * Which thread a Codex run uses: `'new'` (default), `'last'` (the most recent recorded thread,
- * `resume --last`) or `{ resume: id }` (`resume <id>`: a thread id or a thread name).
+ * `resume --last`; when there is none, Codex starts a new thread, which the run still announces as
+ * `session.resumed`) or `{ resume: id }` (`resume <id>`: a thread id or a thread name).
  */
 export type CodexSession = 'new' | 'last' | { readonly resume: string };
 

@@ -6,19 +6,23 @@ import type { TomlValue } from './options.js';
  * tables. A value TOML cannot hold (a non-finite number, `undefined`, a function, a cycle) throws
  * `TypeError`: it is the caller's mistake, found before anything runs.
  */
-export function configEntries(config: { readonly [key: string]: TomlValue }, path = 'config'): string[] {
+export function configEntries(config: { readonly [key: string]: TomlValue }, path = 'config', seen = new Set<object>()): string[] {
   if (!isPlainObject(config)) throw new TypeError(`agent-rx: ${path} must be an object of TOML values`);
+  if (seen.has(config)) throw new TypeError(`agent-rx: ${path} refers to itself`);
+  seen.add(config);
   const entries: string[] = [];
   for (const [key, value] of Object.entries(config)) {
-    if (key === '' || key.startsWith('.') || key.endsWith('.') || key.includes('..')) {
+    // Codex splits a setting at its first `=` and its key at each `.`.
+    if (key === '' || key.startsWith('.') || key.endsWith('.') || key.includes('..') || key.includes('=')) {
       throw new TypeError(`agent-rx: ${path} has an invalid key ${JSON.stringify(key)}`);
     }
     if (isPlainObject(value) && Object.keys(value).length > 0) {
-      for (const nested of configEntries(value, `${path}.${key}`)) entries.push(`${key}.${nested}`);
+      for (const nested of configEntries(value, `${path}.${key}`, seen)) entries.push(`${key}.${nested}`);
     } else {
       entries.push(`${key}=${tomlValue(value, `${path}.${key}`, new Set())}`);
     }
   }
+  seen.delete(config);
   return entries;
 }
 
@@ -36,8 +40,10 @@ export function tomlValue(value: unknown, path: string, seen: Set<object>): stri
       return String(value);
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`agent-rx: ${path} must be a finite number, got ${String(value)}`);
-      // TOML integers have no exponent; large or tiny values are floats, which may.
-      return Number.isInteger(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? value.toFixed(0) : String(value);
+      if (!Number.isInteger(value)) return String(value);
+      // A whole number past what a double holds exactly is written as a float (TOML integers are
+      // 64-bit and have no exponent).
+      return Math.abs(value) <= Number.MAX_SAFE_INTEGER ? value.toFixed(0) : value.toExponential();
     case 'object': {
       if (value === null) break;
       if (seen.has(value)) throw new TypeError(`agent-rx: ${path} refers to itself`);
@@ -59,9 +65,12 @@ export function tomlValue(value: unknown, path: string, seen: Set<object>): stri
   throw new TypeError(`agent-rx: ${path} must be a string, a number, a boolean, an array or a plain object; got ${value === null ? 'null' : typeof value}`);
 }
 
-// A TOML basic string: JSON's escapes are TOML's, except that TOML also forbids a raw DEL.
+// A TOML basic string: JSON's escapes are TOML's, except that TOML also forbids a raw DEL and
+// cannot hold a lone surrogate (which no argument can carry either: it becomes U+FFFD).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 function tomlString(text: string): string {
-  return JSON.stringify(text).replace(/\u007f/g, '\\u007F');
+  return JSON.stringify(text.replace(LONE_SURROGATE, '\uFFFD')).replace(/\u007f/g, '\\u007F');
 }
 
 function tomlKey(key: string): string {

@@ -264,10 +264,12 @@ describe('Codex arguments', () => {
     ]);
   });
 
-  it('agentRetry: false without a provider, or with the built-in openai, is a TypeError', () => {
+  it('agentRetry: false without a provider, with a built-in one, or with an id that cannot name its settings, is a TypeError', () => {
     expect(() => argsOf({ agentRetry: false })).toThrow(TypeError);
     expect(() => argsOf({ agentRetry: false })).toThrow(/agentRetry: false needs `provider`/);
-    expect(() => argsOf({ agentRetry: false, provider: 'openai' })).toThrow(TypeError);
+    // Codex 0.171 refuses all three: "model_providers contains reserved built-in provider IDs".
+    for (const provider of ['openai', 'ollama', 'lmstudio']) expect(() => argsOf({ agentRetry: false, provider })).toThrow(/built-in providers/);
+    expect(() => argsOf({ agentRetry: false, provider: 'my.proxy' })).toThrow(/letters, digits/);
     expect(() => runCodex({ prompt: 'p', agentRetry: false, provider: 'openai' })).toThrow(TypeError);
   });
 
@@ -333,6 +335,13 @@ describe('Codex arguments', () => {
   });
 });
 
+/** Plain objects that refer to themselves: flattened into dotted keys, they would never end. */
+function cyclicTable(): Record<string, unknown> {
+  const a: Record<string, unknown> = {};
+  a['self'] = a;
+  return { a };
+}
+
 describe('Codex configuration as TOML', () => {
   it('flattens nested objects into dotted keys, one entry per value; arrays, inline tables and empty tables stay values', () => {
     const config = {
@@ -385,6 +394,9 @@ describe('Codex configuration as TOML', () => {
     // Every ASCII character, read back by a strict TOML reader.
     const ascii = Array.from({ length: 128 }, (_, code) => String.fromCharCode(code)).join('');
     expect(parseToml(tomlValue(ascii, 'x', new Set()))).toBe(ascii);
+    // A lone surrogate cannot be written (nor passed as an argument): it becomes U+FFFD.
+    expect(tomlValue('a\ud800b\udc00', 'x', new Set())).toBe('"a\ufffdb\ufffd"');
+    expect(parseToml(tomlValue('pair 🚀 \ud83d', 'x', new Set()))).toBe('pair 🚀 \ufffd');
   });
 
   it('writes integers without a fraction and floats so that TOML reads them back', () => {
@@ -398,6 +410,9 @@ describe('Codex configuration as TOML', () => {
       [0.1, '0.1'],
       [1e-7, '1e-7'],
       [1e21, '1e+21'],
+      // Whole numbers past 2^53 are floats: TOML integers stop at 2^63 - 1 and Codex reads a longer one as a string.
+      [1e19, '1e+19'],
+      [-(2 ** 60), '-1.152921504606847e+18'],
       [-1.5e300, '-1.5e+300'],
     ];
     for (const [value, toml] of cases) {
@@ -436,6 +451,8 @@ describe('Codex configuration as TOML', () => {
       [{ c: new Settings() }, /config\.c must be/],
       [{ l: loop }, /config\.l\[0\] refers to itself/],
       [{ list: [selfish] }, /refers to itself/],
+      [cyclicTable(), /config\.a\.self refers to itself/],
+      [{ 'a=b': 1 }, /invalid key "a=b"/],
       [{ '': 1 }, /invalid key ""/],
       [{ '.a': 1 }, /invalid key/],
       [{ 'a.': 1 }, /invalid key/],

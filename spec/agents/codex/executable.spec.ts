@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,5 +101,59 @@ onLinuxX64('findCodexExecutable with the @openai/codex devDependency installed',
         message: expect.stringMatching(/^Codex exited with code 2: error: unexpected argument '--no-such-flag' found/),
       }),
     ]);
+  });
+});
+
+/**
+ * The PATH branches, seen from where `@openai/codex` cannot be resolved: a copy of the module (it
+ * imports only Node's own modules) in a folder with no node_modules above it, run by tsx in a child
+ * Node with a PATH of our choosing.
+ */
+onLinuxX64('findCodexExecutable where the package is not resolvable: PATH', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-codex-path-'));
+  const module = join(scratch, 'executable.ts');
+  writeFileSync(module, readFileSync(root('lib/agents/codex/executable.ts')));
+  const find = (path: string): unknown => {
+    const script = `import { findCodexExecutable } from ${JSON.stringify(module)}; process.stdout.write(JSON.stringify(findCodexExecutable({ PATH: ${JSON.stringify(path)} })));`;
+    return JSON.parse(execFileSync(process.execPath, [root('node_modules/tsx/dist/cli.mjs'), '--eval', script], { cwd: scratch, encoding: 'utf8' })) as unknown;
+  };
+  const bin = (name: string): string => {
+    const dir = join(scratch, name);
+    execFileSync('mkdir', ['-p', dir]);
+    return dir;
+  };
+
+  afterAll(() => {
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('nothing on PATH: plain `codex`, so that starting it fails with ENOENT and the run says how to install it', () => {
+    expect(find(bin('empty'))).toEqual({ command: 'codex', foundBy: 'none' });
+  });
+
+  it('the npm launcher on PATH (a global install links bin/codex.js): the native binary of that package', () => {
+    const dir = bin('global');
+    execFileSync('ln', ['-s', root('node_modules/@openai/codex/bin/codex.js'), join(dir, 'codex')]);
+    expect(find(`${bin('empty')}:${dir}`)).toEqual({
+      command: realpathSync(root(`${vendor}/bin/codex`)),
+      pathDir: realpathSync(root(`${vendor}/codex-path`)),
+      foundBy: 'path',
+    });
+  });
+
+  it('a native codex on PATH (not the launcher): that program itself', () => {
+    const dir = bin('native');
+    const program = join(dir, 'codex');
+    writeFileSync(program, '#!/bin/sh\nexit 0\n');
+    chmodSync(program, 0o755);
+    expect(find(dir)).toEqual({ command: program, foundBy: 'path' });
+  });
+
+  it('a codex that is not executable, or a folder named codex, is passed over', () => {
+    const dir = bin('unusable');
+    writeFileSync(join(dir, 'codex'), '#!/bin/sh\n');
+    const folder = bin('folder');
+    execFileSync('mkdir', [join(folder, 'codex')]);
+    expect(find(`${dir}:${folder}`)).toMatchObject({ command: 'codex', foundBy: 'none' });
   });
 });
