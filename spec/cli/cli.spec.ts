@@ -56,7 +56,7 @@ describe('agent-rx run --json', () => {
     expect(JSON.parse(failed.stdout.trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'agent-error' });
     const usage = await cli(['run', '--agent', 'gpt', 'hi']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('--agent must be one of pi, claude');
+    expect(usage.stderr).toContain('--agent must be one of pi, claude, codex');
     expect((await cli(['run'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
   });
@@ -65,6 +65,14 @@ describe('agent-rx run --json', () => {
     const result = await cli(['run', '--json', '--agent', 'claude', '--replay', fixture('claude/tool-partial.jsonl')]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('"type":"tool.call"');
+  });
+
+  it('replays Codex output with --agent codex: an API error is an agent-error with its HTTP status', async () => {
+    const result = await cli(['run', '--json', '--agent', 'codex', '--replay', fixture('codex/http401.jsonl')]);
+    expect(result.code).toBe(1);
+    const messages = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
+    expect(messages.map((message) => message.type)).toEqual(['session.started', 'agent.retry', 'terminal.failed']);
+    expect(messages.at(-1)).toMatchObject({ reason: 'agent-error', httpStatus: 401 });
   });
 
   it('reports an unreadable replay file as a failed run', async () => {
@@ -237,6 +245,7 @@ describe('agent-rx run: durations and time limits', () => {
     });
     expect(run(['--grace', '0', 'hi']).limits).toEqual({ gracePeriodMs: 0 });
     expect(run(['--grace', '2s', '--agent', 'claude', 'hi']).limits).toEqual({ gracePeriodMs: 2000 });
+    expect(run(['--grace', '2s', '--agent', 'codex', 'hi']).limits).toEqual({ gracePeriodMs: 2000 });
     expect(run(['hi']).limits).toEqual({});
   });
 
@@ -265,3 +274,22 @@ describe('agent-rx run: durations and time limits', () => {
   });
 });
 
+
+describe('agent-rx run --agent codex', () => {
+  const usageError = (argv: readonly string[]): string => {
+    const request = parseRunArgs(argv);
+    if (request.kind !== 'usage-error') throw new Error(`not a usage error: ${JSON.stringify(request)}`);
+    return request.message;
+  };
+
+  it('takes --sandbox, --session last or an id, and --provider', () => {
+    for (const argv of [['--sandbox', 'read-only'], ['--session', 'last'], ['--session', '0199-thread'], ['--provider', 'proxy', '--no-agent-retry']]) {
+      expect(parseRunArgs(['--agent', 'codex', ...argv, 'hi'])).toMatchObject({ kind: 'run', agent: 'codex' });
+    }
+  });
+
+  it("refuses what runCodex refuses, as usage errors: an unknown sandbox, --no-agent-retry without the custom provider's id", () => {
+    expect(usageError(['--agent', 'codex', '--sandbox', 'none', 'hi'])).toContain('sandbox must be one of read-only, workspace-write, danger-full-access');
+    expect(usageError(['--agent', 'codex', '--no-agent-retry', 'hi'])).toContain('agentRetry: false needs `provider`');
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { claudeOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
+import { claudeOptionsFor, codexOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
 
 const DEFAULT_TRANSCRIPT = DEFAULT_TRANSCRIPTS.pi;
 import { DEMO_SCRIPT, runNode, startNode } from './child.js';
@@ -44,7 +44,27 @@ describe('examples/demo.ts', () => {
     expect(request).toEqual({ kind: 'run', agent: 'claude', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.claude });
     if (request.kind !== 'run') throw new Error('expected a run');
     expect(claudeOptionsFor(request, '/replay.mjs')).toMatchObject({ executable: process.execPath, executableArgs: ['/replay.mjs'], model: 'claude-tool-partial' });
-    expect(parseDemoArgs(['--agent', 'codex'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseDemoArgs(['--agent', 'gpt'], {})).toMatchObject({ kind: 'usage-error' });
+  });
+
+  it('replays a Codex run with --agent codex, through the replay script given as the executable', () => {
+    const request = parseDemoArgs(['--agent', 'codex'], {});
+    expect(request).toEqual({ kind: 'run', agent: 'codex', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.codex });
+    if (request.kind !== 'run') throw new Error('expected a run');
+    expect(codexOptionsFor(request, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, model: 'codex-tool', executable: process.execPath, executableArgs: ['/replay.mjs'] });
+    const real = parseDemoArgs(['--agent', 'codex', '--real', '--provider', 'proxy'], {});
+    if (real.kind !== 'run') throw new Error('expected a run');
+    // No executable: runCodex finds Codex's native binary.
+    expect(codexOptionsFor(real, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, provider: 'proxy' });
+  });
+
+  it('renders a replayed Codex run: whole messages, the command and its output', async () => {
+    const run = await runNode([...demo, '--agent', 'codex'], '', quiet);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('replay of a recorded Codex run: codex-tool');
+    expect(run.stdout).toContain("▸ command_execution  /bin/bash -lc 'echo hello'\n  ✓ command_execution  hello\n");
+    expect(run.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\)/);
   });
 
   it('renders a replayed run with a tool call and exits 0', async () => {
