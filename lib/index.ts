@@ -38,7 +38,7 @@ export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js'
 export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
 
 // Codex
-export { codexDialect, codexOutputToMessages, readCodexText, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
+export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
 export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
 export { findCodexExecutable, type CodexExecutable } from './agents/codex/executable.js';
 export {

@@ -4,7 +4,7 @@ import { agentOutputToMessages } from '../../operators/agent-output-to-messages.
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect, FailureDetails } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
-import type { TextReading } from '../../operators/snapshot-to-delta.js';
+import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
 import type { ProcessItem } from '../../process/items.js';
 import { contentText } from '../shared/content.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
@@ -29,20 +29,34 @@ function itemOf(event: AgentEvent): { readonly phase: ItemPhase; readonly item: 
 }
 
 /**
- * Reads Codex's text. Codex prints no deltas: an `agent_message` item holds a whole message and a
- * `reasoning` item a whole reasoning summary, once each, when they are complete. Each item is a
- * key of its own (`item_0`, `item_1`, … within a run), so the text before and after a tool call
- * are two texts, each emitted once. Should a Codex print a message while it grows (`item.updated`),
- * it is read as a snapshot of the same key.
+ * Reads Codex's text, one reader per run. Codex prints no deltas: an `agent_message` item holds a
+ * whole message and a `reasoning` item a whole reasoning summary, once each, when they are
+ * complete. Each item is a key of its own (`item_0`, `item_1`, … within a run), so the text before
+ * and after a tool call are two texts, each emitted once. Reasoning summaries are separate pieces
+ * of thinking: each after the first begins with a blank line, so the turn's one thought reads as
+ * they do. Should a Codex print an item while it grows (`item.updated`), it is read as a snapshot
+ * of the same key.
  */
-export function readCodexText(event: AgentEvent): TextReading | null {
-  const line = itemOf(event);
-  if (line === null) return null;
-  const { phase, item } = line;
-  const channel = item.type === 'agent_message' ? 'assistant' : item.type === 'reasoning' ? 'thought' : undefined;
-  const text = stringOf(item['text']);
-  if (channel === undefined || text === undefined) return null;
-  return { channel, key: item.id, snapshot: text, final: phase === 'item.completed' };
+export function createCodexTextReader(): TextReader {
+  // Reasoning keys seen, and whether each begins with the separator (decided at its first sight).
+  const reasoning = new Map<string, string>();
+  return (event): TextReading | null => {
+    const line = itemOf(event);
+    if (line === null) return null;
+    const { phase, item } = line;
+    const text = stringOf(item['text']);
+    if (text === undefined) return null;
+    const final = phase === 'item.completed';
+    if (item.type === 'agent_message') return { channel: 'assistant', key: item.id, snapshot: text, final };
+    if (item.type !== 'reasoning') return null;
+    let prefix = reasoning.get(item.id);
+    if (prefix === undefined) {
+      if (text === '') return null;
+      prefix = reasoning.size === 0 ? '' : '\n\n';
+      reasoning.set(item.id, prefix);
+    }
+    return { channel: 'thought', key: item.id, snapshot: `${prefix}${text}`, final };
+  };
 }
 
 /** A Codex run is one turn: it ends at `turn.completed` or `turn.failed`. */
@@ -75,7 +89,7 @@ export function codexDialect(options: CodexDialectOptions = {}): Dialect<CodexSt
     name: 'Codex',
     installHint: CODEX_INSTALL_HINT,
     schemas: codexEventSchemas,
-    createTextReader: () => readCodexText,
+    createTextReader: createCodexTextReader,
     turnEnd: codexTurnEnd,
     createState: () => ({ session: new SessionHeader(resuming), tools: new ToolCalls(), completed: undefined, failed: undefined, lastError: undefined }),
     map: mapCodexEvent,

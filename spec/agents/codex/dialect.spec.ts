@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { codexDialect, codexOutputToMessages, codexStderrLine, readCodexText, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { codexDialect, codexOutputToMessages, codexStderrLine, createCodexTextReader, type CliMessage, type ProcessItem } from '../../../lib/index.js';
 import { exit, scheduler, terminalFailed } from '../../helpers/items.js';
 
 const line = (value: object): ProcessItem => ({ kind: 'line', text: JSON.stringify(value) });
@@ -348,22 +348,35 @@ describe('Codex dialect: tool items', () => {
 });
 
 describe('Codex dialect: parts', () => {
-  it('readCodexText: agent_message and reasoning items are texts keyed by item id; final only when completed', () => {
+  it('createCodexTextReader: agent_message and reasoning items are texts keyed by item id; final only when completed', () => {
     const event = (type: string, fields: Record<string, unknown>) => ({ type, ...fields });
-    expect(readCodexText(event('item.completed', { item: { id: 'item_3', type: 'agent_message', text: 'Hi' } }))).toEqual({
+    const read = createCodexTextReader();
+    expect(read(event('item.completed', { item: { id: 'item_3', type: 'agent_message', text: 'Hi' } }))).toEqual({
       channel: 'assistant',
       key: 'item_3',
       snapshot: 'Hi',
       final: true,
     });
-    expect(readCodexText(event('item.updated', { item: { id: 'item_4', type: 'reasoning', text: 'Hm' } }))).toEqual({
+    expect(read(event('item.updated', { item: { id: 'item_4', type: 'reasoning', text: 'Hm' } }))).toEqual({
       channel: 'thought',
       key: 'item_4',
       snapshot: 'Hm',
       final: false,
     });
-    expect(readCodexText(event('item.completed', { item: { id: 'item_5', type: 'command_execution', command: 'ls' } }))).toBeNull();
-    expect(readCodexText(event('turn.completed', {}))).toBeNull();
+    expect(read(event('item.completed', { item: { id: 'item_5', type: 'command_execution', command: 'ls' } }))).toBeNull();
+    expect(read(event('turn.completed', {}))).toBeNull();
+  });
+
+  it('createCodexTextReader: each reasoning summary after the first begins with a blank line, decided once per item', () => {
+    const reasoning = (phase: string, id: string, text: string) => ({ type: phase, item: { id, type: 'reasoning', text } });
+    const read = createCodexTextReader();
+    // An empty summary is no thought, and does not count as the first.
+    expect(read(reasoning('item.completed', 'item_0', ''))).toBeNull();
+    expect(read(reasoning('item.completed', 'item_1', 'First'))).toMatchObject({ key: 'item_1', snapshot: 'First' });
+    expect(read(reasoning('item.updated', 'item_2', 'Sec'))).toMatchObject({ key: 'item_2', snapshot: '\n\nSec', final: false });
+    expect(read(reasoning('item.completed', 'item_2', 'Second'))).toMatchObject({ key: 'item_2', snapshot: '\n\nSecond', final: true });
+    // A reader per run: a new one starts again.
+    expect(createCodexTextReader()(reasoning('item.completed', 'item_2', 'Second'))).toMatchObject({ snapshot: 'Second' });
   });
 
   it('is named Codex and says how to install it', () => {
