@@ -1,30 +1,66 @@
 import { parseArgs } from 'node:util';
-import { AGENTS, type RunPiOptions } from '../../lib/index.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../../lib/index.js';
 
-/** The replay run when no --transcript is given: a tool call between two bits of text. */
-export const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
+/** The agent run when no --agent is given. */
+export const DEFAULT_AGENT: AgentName = 'pi';
+
+/** Each agent's replay when no --transcript is given: a tool call between two bits of text. */
+export const DEFAULT_TRANSCRIPTS: Readonly<Record<AgentName, string>> = {
+  pi: 'tool_call_then_text',
+  claude: 'claude-tool-partial',
+  codex: 'codex-tool',
+};
 
 /** The prompt the page starts with. */
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
 
+/** The options of an agent's run, as its entry in the table takes them. */
+type RunOptionsOf<K extends AgentName> = Parameters<(typeof AGENTS)[K]['run']>[0];
+
+/** The agents whose runs take a provider (pi's `--provider`, Codex's `model_provider`). */
+export type ProviderAgent = { [K in AgentName]: 'provider' extends keyof RunOptionsOf<K> ? K : never }[AgentName];
+
+// Checked against the agents' run options: true exactly for those that take a provider.
+const TAKES_PROVIDER: { readonly [K in AgentName]: K extends ProviderAgent ? true : false } = { pi: true, claude: false, codex: true };
+
+/** Whether `agent`'s runs take a provider. */
+export function takesProvider(agent: AgentName): agent is ProviderAgent {
+  return TAKES_PROVIDER[agent];
+}
+
+const PROVIDER_AGENTS = AGENT_NAMES.filter(takesProvider);
+
 export const USAGE = `usage: npm run web -- [options]
 
 Serves a page that runs a coding agent through agent-rx and streams it to the browser (SSE).
-By default the agent is a bundled replay of a recorded pi run (offline, no API key, no pi needed).
+By default the agent is a bundled replay of a recorded run (offline, no API key, no agent needed).
 
+  --agent <${AGENT_NAMES.join('|')}>
+                        which agent (default ${DEFAULT_AGENT})
   --port <n>            port on 127.0.0.1 (also: PORT; default: any free port)
-  --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl)
-  --real                run the real \`pi\` on PATH instead (also: AGENT_RX_WEB_REAL=1)
-  --provider <name>     passed to pi
-  --model <id>          passed to pi
-  --executable <path>   the pi executable for --real (default: pi on PATH)
+  --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl);
+                        default: ${AGENT_NAMES.map((name) => `${DEFAULT_TRANSCRIPTS[name]} (${name})`).join(', ')}
+  --real                run the real agent instead (\`pi\` or \`claude\` on PATH, Codex's native
+                        binary; also: AGENT_RX_WEB_REAL=1)
+  --provider <name>     passed to ${PROVIDER_AGENTS.join(' or ')}
+  --model <id>          passed to the agent
+  --executable <path>   another executable of the agent, for --real
   -h, --help            this text
 `;
 
-/** Which agent a run starts: the bundled replay, or the real pi. */
+/** A real run of one agent: `provider` only for the agents that take one. */
+interface RealRun<K extends AgentName> {
+  readonly kind: 'real';
+  readonly agent: K;
+  readonly model?: string;
+  readonly executable?: string;
+}
+
+/** Which agent a run starts: the bundled replay of one of its recorded runs, or the real agent. */
 export type AgentChoice =
-  | { readonly kind: 'replay'; readonly transcript: string; readonly env?: Readonly<Record<string, string>> }
-  | { readonly kind: 'pi'; readonly provider?: string; readonly model?: string; readonly executable?: string };
+  | { readonly kind: 'replay'; readonly agent: AgentName; readonly transcript: string; readonly env?: Readonly<Record<string, string>> }
+  | RealRun<Exclude<AgentName, ProviderAgent>>
+  | (RealRun<ProviderAgent> & { readonly provider?: string });
 
 export type WebRequest =
   | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice }
@@ -38,6 +74,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
     ({ values } = parseArgs({
       args: [...argv],
       options: {
+        agent: { type: 'string', default: DEFAULT_AGENT },
         port: { type: 'string' },
         transcript: { type: 'string' },
         real: { type: 'boolean' },
@@ -51,43 +88,62 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
   if (values.help === true) return { kind: 'help' };
+  const name = values.agent;
+  if (!isAgentName(name)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got '${name}'` };
   const portText = values.port ?? env['PORT'] ?? '0';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65_535) return { kind: 'usage-error', message: `--port must be a port number, got '${portText}'` };
   const real = values.real === true || env['AGENT_RX_WEB_REAL'] === '1';
   if (real && values.transcript !== undefined) return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
   if (!real && (values.provider !== undefined || values.model !== undefined || values.executable !== undefined)) {
-    return { kind: 'usage-error', message: '--provider, --model and --executable are for the real pi: add --real' };
+    return { kind: 'usage-error', message: '--provider, --model and --executable are for the real agent: add --real' };
+  }
+  if (values.provider !== undefined && !takesProvider(name)) {
+    return { kind: 'usage-error', message: `--provider is for ${PROVIDER_AGENTS.join(' and ')}; ${AGENTS[name].displayName} takes none` };
   }
   if (values.executable === '') return { kind: 'usage-error', message: '--executable must be a path' };
-  const agent: AgentChoice = real
-    ? {
-        kind: 'pi',
-        ...(values.provider === undefined ? {} : { provider: values.provider }),
-        ...(values.model === undefined ? {} : { model: values.model }),
-        ...(values.executable === undefined ? {} : { executable: values.executable }),
-      }
-    : { kind: 'replay', transcript: values.transcript ?? DEFAULT_TRANSCRIPT };
+  if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] } };
+  const passed = {
+    kind: 'real' as const,
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.executable === undefined ? {} : { executable: values.executable }),
+  };
+  const agent: AgentChoice = takesProvider(name)
+    ? { ...passed, agent: name, ...(values.provider === undefined ? {} : { provider: values.provider }) }
+    : { ...passed, agent: name };
   return { kind: 'serve', port, agent };
 }
 
-// The runPi options of one run: Node running the replay script (a transcript is a "model"), or pi.
-export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: string): RunPiOptions {
-  if (agent.kind === 'pi') {
-    return {
-      prompt,
-      ...(agent.provider === undefined ? {} : { provider: agent.provider }),
-      ...(agent.model === undefined ? {} : { model: agent.model }),
-      ...(agent.executable === undefined ? {} : { executable: agent.executable }),
-    };
+/**
+ * What one run is given: options that every agent's run takes, and a provider only for the
+ * agents that take one.
+ */
+export interface WebRunOptions {
+  readonly prompt: string;
+  readonly executable?: string;
+  readonly executableArgs?: readonly string[];
+  readonly model?: string;
+  readonly provider?: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+// The run options of one run: Node running the replay script (a transcript is a "model"), or the agent.
+export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: string): WebRunOptions {
+  if (agent.kind === 'replay') {
+    return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
   }
-  return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
+  return {
+    prompt,
+    ...('provider' in agent ? { provider: agent.provider } : {}),
+    ...(agent.model === undefined ? {} : { model: agent.model }),
+    ...(agent.executable === undefined ? {} : { executable: agent.executable }),
+  };
 }
 
 // One line saying which agent runs, for the console and the page.
 export function describeAgent(agent: AgentChoice): string {
-  const pi = AGENTS.pi;
-  if (agent.kind === 'replay') return `replay of a recorded ${pi.displayName} run: ${agent.transcript} (offline; --real runs ${pi.executable})`;
-  const model = [agent.provider, agent.model].filter((part) => part !== undefined).join('/');
-  return `${agent.executable ?? pi.executable}${model === '' ? '' : ` (${model})`}`;
+  const name = AGENTS[agent.agent].displayName;
+  if (agent.kind === 'replay') return `replay of a recorded ${name} run: ${agent.transcript} (offline; --real runs ${name})`;
+  const model = ['provider' in agent ? agent.provider : undefined, agent.model].filter((part) => part !== undefined).join('/');
+  return `${name}${agent.executable === undefined ? '' : ` at ${agent.executable}`}${model === '' ? '' : ` (${model})`}`;
 }

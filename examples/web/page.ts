@@ -132,10 +132,13 @@ function createView(root: HTMLElement): (message: CliMessage) => void {
   };
 }
 
-// A tool's input in one line: a lone string field as it is (bash's command), else JSON.
+// A tool's input in one line: its command (pi's bash, Claude Code's Bash, Codex's commands), a lone
+// string field as it is, else JSON.
 function summarize(input: unknown): string {
-  const values = typeof input === 'object' && input !== null ? Object.values(input) : [input];
-  const text = values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(input);
+  const fields: Readonly<Record<string, unknown>> = typeof input === 'object' && input !== null ? { ...input } : { input };
+  const values = Object.values(fields);
+  const command = fields['command'];
+  const text = typeof command === 'string' ? command : values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(input);
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 

@@ -1,6 +1,7 @@
 // `npm run web`: a page that runs a coding agent through agent-rx and streams it to the browser.
 // node:http only: GET / is the page, GET /app.js its script (examples/web/page.ts, bundled with
-// esbuild at startup), GET /run?prompt=… the run as server-sent events (serveSse over runPi).
+// esbuild at startup), GET /run?prompt=… the run as server-sent events (serveSse over the run of
+// the chosen agent of the table: pi, Claude Code or Codex, replayed or real).
 // Stop on the page, or closing the tab, closes the EventSource; the response closes, serveSse
 // unsubscribes, and the agent's process tree is stopped.
 import { readFile } from 'node:fs/promises';
@@ -9,9 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { defer, tap } from 'rxjs';
-import { AGENTS, isTerminal, stopAllRuns, type StopReport } from '../../lib/index.js';
-import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice } from './options.js';
+import { defer, tap, type Observable } from 'rxjs';
+import { AGENTS, isTerminal, stopAllRuns, type CliMessage, type StopReport } from '../../lib/index.js';
+import { DEFAULT_AGENT, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice, type WebRunOptions } from './options.js';
 import { serveSse } from './sse.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -21,7 +22,7 @@ const HOST = '127.0.0.1';
 export interface WebServerOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
   readonly port?: number;
-  /** The agent each run starts. Default: the replay of `tool_call_then_text`. */
+  /** The agent each run starts. Default: the replay of pi's `tool_call_then_text`. */
   readonly agent?: AgentChoice;
   /** Called when a run's processes are gone (after its exit, or after Stop), with its report. */
   readonly onRunStopped?: (report: StopReport, run: number) => void;
@@ -37,7 +38,7 @@ export interface WebServer {
 }
 
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
-  const agent = options.agent ?? { kind: 'replay', transcript: DEFAULT_TRANSCRIPT };
+  const agent = options.agent ?? { kind: 'replay', agent: DEFAULT_AGENT, transcript: DEFAULT_TRANSCRIPTS[DEFAULT_AGENT] };
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
   const html = page.replace('<!--agent-->', escapeHtml(describeAgent(agent))).replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT));
@@ -53,8 +54,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       let settle!: () => void;
       const settled = new Promise<void>((resolve) => (settle = resolve));
       stopping.add(settled);
-      log(`run ${run}: started (${prompt.length} characters of prompt)`);
-      return AGENTS.pi.run({
+      log(`run ${run}: ${AGENTS[agent.agent].displayName} started (${prompt.length} characters of prompt)`);
+      return runAgent(agent, {
         ...runOptionsFor(agent, prompt, REPLAY_SCRIPT),
         onStopped: (report) => {
           stopping.delete(settled);
@@ -122,6 +123,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       await Promise.all([closed, ...stopping]);
     },
   };
+}
+
+// One run of the chosen agent, through its entry in the table.
+function runAgent(agent: AgentChoice, options: WebRunOptions & { readonly onStopped: (report: StopReport) => void }): Observable<CliMessage> {
+  return AGENTS[agent.agent].run(options);
 }
 
 // The page's script with agent-rx/browser, rxjs and zod in one ES module.

@@ -5,10 +5,11 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { StopReport } from '../../lib/index.js';
-import { DEFAULT_PROMPT } from '../../examples/web/options.js';
+import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS } from '../../examples/web/options.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { isAlive } from '../helpers/processes.js';
 import { replayAgentsOfThisProcess, treeOf, waitUntil } from './agent-processes.js';
+import { OTHER_AGENT_REPLAYS } from './agent-replays.js';
 
 // Debian's chromium, headless, with nothing that reaches for the network on its own.
 const CHROMIUM_ARGS = [
@@ -44,7 +45,7 @@ function chromiumExecutable(): string {
 beforeAll(async () => {
   // Slowed down (4 times), so that there is time to act in the middle of a run.
   server = await startWebServer({
-    agent: { kind: 'replay', transcript: 'tool_call_then_text', env: { PI_REPLAY_SPEED: '4', PI_REPLAY_STARTUP_MS: '0' } },
+    agent: { kind: 'replay', agent: 'pi', transcript: 'tool_call_then_text', env: { PI_REPLAY_SPEED: '4', PI_REPLAY_STARTUP_MS: '0' } },
     onRunStopped: (report) => reports.push(report),
     log: () => undefined,
   });
@@ -52,11 +53,11 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(userDataDir, { executablePath: chromiumExecutable(), headless: true, args: CHROMIUM_ARGS });
 }, 60_000);
 
-// A new tab on the example's page.
-async function openPage(): Promise<Page> {
-  if (context === undefined || server === undefined) throw new Error('the server or the browser did not start');
+// A new tab on the example's page (of `url`, by default the pi replay's server).
+async function openPage(url = server?.url): Promise<Page> {
+  if (context === undefined || url === undefined) throw new Error('the server or the browser did not start');
   const page = await context.newPage();
-  await page.goto(server.url);
+  await page.goto(url);
   return page;
 }
 
@@ -96,6 +97,7 @@ async function expectStopped(pid: number, tree: readonly number[]): Promise<void
 describe('the web example in Chromium', () => {
   it('shows the answer as it streams in, and the completed run', async () => {
     const page = await openPage();
+    expect(await page.textContent('.agent')).toContain('Agent: replay of a recorded pi run: tool_call_then_text');
     await page.fill('#prompt', DEFAULT_PROMPT);
     await page.click('#run');
     await page.locator('#status[data-state="running"]').waitFor();
@@ -130,5 +132,35 @@ describe('the web example in Chromium', () => {
     const tree = await treeOf(pid);
     await page.close();
     await expectStopped(pid, tree);
+  }, 60_000);
+});
+
+// The Claude Code and Codex replays, each served by a server of its own, in the same browser.
+describe.each(OTHER_AGENT_REPLAYS)('the web example running the $agent replay in Chromium', (expected) => {
+  let own: WebServer | undefined;
+  beforeAll(async () => {
+    own = await startWebServer({
+      agent: { kind: 'replay', agent: expected.agent, transcript: DEFAULT_TRANSCRIPTS[expected.agent], env: { PI_REPLAY_SPEED: '1', PI_REPLAY_STARTUP_MS: '0' } },
+      log: () => undefined,
+    });
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it('says which agent runs, and shows its answer and its tool card', async () => {
+    const page = await openPage(own?.url);
+    expect(await page.textContent('.agent')).toContain(`Agent: ${expected.describe} ·`);
+    await page.fill('#prompt', DEFAULT_PROMPT);
+    await page.click('#run');
+    await page.locator('#status[data-state="completed"]').waitFor({ timeout: 30_000 });
+    expect(await page.locator('.assistant').allTextContents()).toEqual(expected.texts);
+    const tool = page.locator('.tool');
+    expect(await tool.getAttribute('data-state')).toBe('completed');
+    expect(await tool.locator('.tool-head').textContent()).toBe(`▸ ${expected.tool.name}${expected.tool.command}`);
+    expect(await tool.locator('pre').textContent()).toBe(expected.tool.output);
+    expect(await page.textContent('#status')).toMatch(new RegExp(`^✓ Completed · ${expected.totalTokens} tokens · \\d+\\.\\d s$`));
+    await screenshot(page, `completed-${expected.agent}.png`);
+    await page.close();
   }, 60_000);
 });

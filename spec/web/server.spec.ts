@@ -1,19 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { request } from 'node:http';
-import { CliMessageSchema, type StopReport } from '../../lib/index.js';
-import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPT, describeAgent, parseWebArgs, runOptionsFor } from '../../examples/web/options.js';
+import { AGENT_NAMES, CliMessageSchema, type CliMessage, type StopReport } from '../../lib/index.js';
+import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseWebArgs, runOptionsFor, USAGE } from '../../examples/web/options.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { isAlive } from '../helpers/processes.js';
 import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { replayAgentsOfThisProcess, treeOf, waitUntil } from './agent-processes.js';
+import { OTHER_AGENT_REPLAYS } from './agent-replays.js';
 import { requestSse } from './sse-client.js';
 
+const DEFAULT_TRANSCRIPT = DEFAULT_TRANSCRIPTS.pi;
 const reports: StopReport[] = [];
 let server: WebServer;
 
 beforeAll(async () => {
   server = await startWebServer({
-    agent: { kind: 'replay', transcript: DEFAULT_TRANSCRIPT, env: { PI_REPLAY_SPEED: '2', PI_REPLAY_STARTUP_MS: '0' } },
+    agent: { kind: 'replay', agent: 'pi', transcript: DEFAULT_TRANSCRIPT, env: { PI_REPLAY_SPEED: '2', PI_REPLAY_STARTUP_MS: '0' } },
     onRunStopped: (report) => reports.push(report),
     log: () => undefined,
   });
@@ -25,9 +27,9 @@ afterAll(async () => {
 });
 
 // A plain GET with extra headers: status, content type and body.
-function fetchText(path: string, init: { method?: string; headers?: Record<string, string> } = {}) {
+function fetchText(path: string, init: { method?: string; headers?: Record<string, string> } = {}, base = server.url) {
   return new Promise<{ status: number; type: string | undefined; body: string }>((resolve, reject) => {
-    const req = request(new URL(path, server.url), { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
+    const req = request(new URL(path, base), { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
       let body = '';
       res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
@@ -94,7 +96,7 @@ describe('examples/web/server.ts', () => {
   });
 
   it('stops open runs when it closes, and waits until they are gone', async () => {
-    const own = await startWebServer({ agent: { kind: 'replay', transcript: 'text', env: { PI_REPLAY_SPEED: '2' } }, log: () => undefined });
+    const own = await startWebServer({ agent: { kind: 'replay', agent: 'pi', transcript: 'text', env: { PI_REPLAY_SPEED: '2' } }, log: () => undefined });
     const client = requestSse(new URL('/run?prompt=hello', own.url).href);
     await client.waitForEvents(2);
     const pids = await replayAgentsOfThisProcess();
@@ -104,10 +106,59 @@ describe('examples/web/server.ts', () => {
   });
 });
 
+// The Claude Code and Codex replays, each through a server of its own (one agent per server).
+describe.each(OTHER_AGENT_REPLAYS)('examples/web/server.ts running the $agent replay', (expected) => {
+  const ownReports: StopReport[] = [];
+  let own: WebServer;
+  beforeAll(async () => {
+    own = await startWebServer({
+      agent: { kind: 'replay', agent: expected.agent, transcript: DEFAULT_TRANSCRIPTS[expected.agent], env: { PI_REPLAY_SPEED: '2', PI_REPLAY_STARTUP_MS: '0' } },
+      onRunStopped: (report) => ownReports.push(report),
+      log: () => undefined,
+    });
+  });
+  afterAll(async () => {
+    await own.close();
+    expect(await replayAgentsOfThisProcess()).toEqual([]);
+  });
+
+  it('says on the page which agent runs', async () => {
+    const page = await fetchText('/', {}, own.url);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain(`Agent: ${expected.describe} ·`);
+  });
+
+  it('streams the run as server-sent CliMessages: the answer, the tool call and its output', async () => {
+    const client = requestSse(new URL('/run?prompt=hello', own.url).href);
+    await client.ended;
+    const messages: CliMessage[] = client.events().map((event) => CliMessageSchema.parse(event));
+    expect(messages[0]?.type).toBe('session.started');
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', usage: { totalTokens: expected.totalTokens } });
+    expect(messages.filter((message) => message.type === 'assistant').map((message) => message.text).join('')).toBe(expected.texts.join(''));
+    const call = messages.find((message) => message.type === 'tool.call');
+    expect(call).toMatchObject({ name: expected.tool.name, input: { command: expected.tool.command } });
+    expect(messages.find((message) => message.type === 'tool.completed')).toMatchObject({ toolCallId: call?.toolCallId, output: expected.tool.output });
+  });
+
+  it('stops the agent and its process tree when the client goes away mid-run', async () => {
+    const client = requestSse(new URL('/run?prompt=hello', own.url).href);
+    await client.waitForEvents(2); // the session, then the first text
+    const [pid, ...others] = await replayAgentsOfThisProcess();
+    expect(others).toEqual([]);
+    if (pid === undefined) throw new Error('no replay agent is running');
+    const tree = await treeOf(pid);
+    client.request.destroy();
+    await waitUntil(() => ownReports.some((report) => report.pid === pid), `the stop report of pid ${pid}`);
+    expect(ownReports.find((report) => report.pid === pid)).toMatchObject({ requested: true, confirmed: true, survivors: [] });
+    expect(tree.filter(isAlive)).toEqual([]);
+    expect(client.events().map((event) => CliMessageSchema.parse(event).type)).not.toContain('terminal.completed');
+  });
+});
+
 describe('parseWebArgs', () => {
   it('replays the default transcript on a free port when given nothing', () => {
     const request = parseWebArgs([], {});
-    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', transcript: DEFAULT_TRANSCRIPT } });
+    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: DEFAULT_TRANSCRIPT } });
     if (request.kind !== 'serve') return;
     expect(runOptionsFor(request.agent, DEFAULT_PROMPT, '/x/pi-replay.mjs')).toEqual({
       prompt: DEFAULT_PROMPT,
@@ -119,19 +170,67 @@ describe('parseWebArgs', () => {
 
   it('runs the real pi with --real or AGENT_RX_WEB_REAL=1, and reads the port from --port or PORT', () => {
     const request = parseWebArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', '--port', '8080'], {});
-    expect(request).toEqual({ kind: 'serve', port: 8080, agent: { kind: 'pi', provider: 'anthropic', model: 'claude-x' } });
+    expect(request).toEqual({ kind: 'serve', port: 8080, agent: { kind: 'real', agent: 'pi', provider: 'anthropic', model: 'claude-x' } });
     if (request.kind !== 'serve') return;
     expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', provider: 'anthropic', model: 'claude-x' });
     expect(describeAgent(request.agent)).toBe('pi (anthropic/claude-x)');
-    expect(parseWebArgs([], { AGENT_RX_WEB_REAL: '1', PORT: '3000' })).toEqual({ kind: 'serve', port: 3000, agent: { kind: 'pi' } });
+    expect(parseWebArgs([], { AGENT_RX_WEB_REAL: '1', PORT: '3000' })).toEqual({ kind: 'serve', port: 3000, agent: { kind: 'real', agent: 'pi' } });
   });
 
   it('runs another pi executable with --real --executable', () => {
     const request = parseWebArgs(['--real', '--executable', '/opt/pi/bin/pi'], {});
-    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'pi', executable: '/opt/pi/bin/pi' } });
+    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'pi', executable: '/opt/pi/bin/pi' } });
     if (request.kind !== 'serve') return;
     expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', executable: '/opt/pi/bin/pi' });
-    expect(describeAgent(request.agent)).toBe('/opt/pi/bin/pi');
+    expect(describeAgent(request.agent)).toBe('pi at /opt/pi/bin/pi');
+  });
+
+  it.each(AGENT_NAMES)('replays the default transcript of --agent %s', (name) => {
+    const request = parseWebArgs(['--agent', name], {});
+    expect(request).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: name, transcript: DEFAULT_TRANSCRIPTS[name] } });
+    if (request.kind !== 'serve') return;
+    expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({
+      prompt: 'hi',
+      executable: process.execPath,
+      executableArgs: ['/x/pi-replay.mjs'],
+      model: DEFAULT_TRANSCRIPTS[name],
+    });
+  });
+
+  it('describes the replay of each agent by its name, with its transcript', () => {
+    expect(OTHER_AGENT_REPLAYS.map(({ agent }) => describeAgent({ kind: 'replay', agent, transcript: DEFAULT_TRANSCRIPTS[agent] }))).toEqual(
+      OTHER_AGENT_REPLAYS.map(({ describe }) => describe),
+    );
+    const request = parseWebArgs(['--agent', 'codex', '--transcript', 'codex-reasoning'], {});
+    expect(request).toMatchObject({ kind: 'serve', agent: { kind: 'replay', agent: 'codex', transcript: 'codex-reasoning' } });
+  });
+
+  it('runs the real Codex with its provider and model, and the real Claude Code with a model', () => {
+    const codex = parseWebArgs(['--agent', 'codex', '--real', '--provider', 'proxy', '--model', 'gpt-x'], {});
+    expect(codex).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'codex', provider: 'proxy', model: 'gpt-x' } });
+    if (codex.kind !== 'serve') return;
+    expect(runOptionsFor(codex.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', provider: 'proxy', model: 'gpt-x' });
+    expect(describeAgent(codex.agent)).toBe('Codex (proxy/gpt-x)');
+
+    const claude = parseWebArgs(['--agent', 'claude', '--model', 'sonnet', '--executable', '/opt/claude'], { AGENT_RX_WEB_REAL: '1' });
+    expect(claude).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'claude', model: 'sonnet', executable: '/opt/claude' } });
+    if (claude.kind !== 'serve') return;
+    expect(runOptionsFor(claude.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', model: 'sonnet', executable: '/opt/claude' });
+    expect(describeAgent(claude.agent)).toBe('Claude Code at /opt/claude (sonnet)');
+  });
+
+  it('refuses an unknown agent, and a provider for Claude Code, naming the choices', () => {
+    expect(parseWebArgs(['--agent', 'gemini'], {})).toEqual({ kind: 'usage-error', message: "--agent must be one of pi, claude, codex; got 'gemini'" });
+    expect(parseWebArgs(['--agent', 'claude', '--real', '--provider', 'anthropic'], {})).toEqual({
+      kind: 'usage-error',
+      message: '--provider is for pi and codex; Claude Code takes none',
+    });
+    expect(parseWebArgs(['--agent', 'codex', '--model', 'x'], {})).toMatchObject({ kind: 'usage-error' });
+  });
+
+  it('lists every agent of the table and its default replay in the usage', () => {
+    expect(USAGE).toContain('--agent <pi|claude|codex>');
+    for (const name of AGENT_NAMES) expect(USAGE).toContain(`${DEFAULT_TRANSCRIPTS[name]} (${name})`);
   });
 
   it('answers usage errors and help without throwing', () => {
