@@ -16,6 +16,7 @@ import {
   type FakeModelServer,
 } from './fake-model-server.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
+import { eventually, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 
@@ -64,16 +65,6 @@ function run(name: string, opts: RunClaudeCodeOptions): Promise<CliMessage[]> {
   return timings.run(name, runClaudeCode(opts));
 }
 
-const types = (messages: readonly CliMessage[]): string[] => messages.map((message) => message.type);
-/** The types in order, with each run of equal types shown once. */
-const shape = (messages: readonly CliMessage[]): string[] => types(messages).filter((type, i, all) => type !== all[i - 1]);
-const tools = (messages: readonly CliMessage[]): CliMessage[] => messages.filter((message) => message.type.startsWith('tool.'));
-
-function sessionIdOf(messages: readonly CliMessage[]): string {
-  const first = messages[0];
-  if (first?.type !== 'session.started' && first?.type !== 'session.resumed') throw new Error('no session message first');
-  return first.sessionId;
-}
 
 /** Claude Code sums the usage of the run's model calls; the fake server sends 100 input tokens per call. */
 const usage = (calls: number, output: number) => ({
@@ -297,22 +288,10 @@ describe('real Claude Code: cancellation', () => {
     'unsubscribing while Bash runs `sleep 30` in its own session (%s): nothing survives',
     async (name, extra) => {
       const started = performance.now();
-      let sleepPid = -1;
-      const report = await new Promise<StopReport>((resolve, reject) => {
-        const subscription = runClaudeCode(options('sleep_tool', { allowedTools: ['Bash'], onStopped: resolve, ...extra })).subscribe((message) => {
-          if (message.type !== 'tool.call') return;
-          TAG.waitFor('sleep').then(
-            (pid) => {
-              sleepPid = pid;
-              subscription.unsubscribe();
-            },
-            (error: unknown) => {
-              subscription.unsubscribe();
-              reject(error instanceof Error ? error : new Error(String(error)));
-            },
-          );
-        });
-      });
+      const { report, toolPid: sleepPid } = await stopWhileToolRuns(
+        (onStopped) => runClaudeCode(options('sleep_tool', { allowedTools: ['Bash'], onStopped, ...extra })),
+        TAG,
+      );
       timings.add(`cancel during Bash \`sleep 30\` (${name.split(',')[0] ?? name}), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
       expect(sleepPid).toBeGreaterThan(0);
       expect(report).toMatchObject({ requested: true, confirmed: true });
@@ -323,13 +302,6 @@ describe('real Claude Code: cancellation', () => {
     SLOW,
   );
 });
-
-/** Waits up to 2 s for a condition that follows the process's exit (e.g. the server seeing the socket close). */
-async function eventually(condition: () => boolean): Promise<void> {
-  const deadline = performance.now() + 2000;
-  while (!condition() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(condition()).toBe(true);
-}
 
 describe('real Claude Code: clean-up', () => {
   it('leaves no process of this suite behind', () => {

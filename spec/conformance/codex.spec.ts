@@ -25,10 +25,10 @@ import {
   expectedToolCall,
   FAIL_TOOL_COMMAND,
   FAKE_INPUT_TOKENS,
-  SLEEP_TOOL_COMMAND,
   startFakeModelServer,
   type FakeModelServer,
 } from './fake-model-server.js';
+import { eventually, sessionIdOf, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /**
@@ -75,16 +75,8 @@ function run(name: string, opts: RunCodexOptions): Promise<CliMessage[]> {
   return timings.run(name, runCodex(opts));
 }
 
-const types = (messages: readonly CliMessage[]): string[] => messages.map((message) => message.type);
-const tools = (messages: readonly CliMessage[]): CliMessage[] => messages.filter((message) => message.type.startsWith('tool.'));
 const only = <T extends CliMessage['type']>(messages: readonly CliMessage[], type: T) =>
   messages.filter((message): message is Extract<CliMessage, { type: T }> => message.type === type);
-
-function sessionIdOf(messages: readonly CliMessage[]): string {
-  const first = messages[0];
-  if (first?.type !== 'session.started' && first?.type !== 'session.resumed') throw new Error('no session message first');
-  return first.sessionId;
-}
 
 function failureOf(messages: readonly CliMessage[]): TerminalFailed {
   const last = messages.at(-1);
@@ -345,7 +337,7 @@ describe('real Codex: cancellation', () => {
           seen.push(message);
           if (message.type !== 'session.started') return;
           // Codex prints nothing while a stream runs: wait for the request to be under way.
-          void eventually(() => server.requestsFor('hang').length > 0).then(() => {
+          void eventually(() => server.requestsFor('hang').length > 0, 5000).then(() => {
             unsubscribedAt = seen.length;
             subscription.unsubscribe();
           });
@@ -368,23 +360,7 @@ describe('real Codex: cancellation', () => {
     'unsubscribing while the command `sleep 30` runs (%s): nothing survives',
     async (name, extra, graceful) => {
       const started = performance.now();
-      let sleepPid = -1;
-      const report = await new Promise<StopReport>((resolve, reject) => {
-        const subscription = runCodex(options('sleep_tool', { onStopped: resolve, ...extra })).subscribe((message) => {
-          if (message.type !== 'tool.call') return;
-          expect(message.input).toEqual({ command: `/bin/bash -lc '${SLEEP_TOOL_COMMAND}'` });
-          TAG.waitFor('sleep').then(
-            (pid) => {
-              sleepPid = pid;
-              subscription.unsubscribe();
-            },
-            (error: unknown) => {
-              subscription.unsubscribe();
-              reject(error instanceof Error ? error : new Error(String(error)));
-            },
-          );
-        });
-      });
+      const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runCodex(options('sleep_tool', { onStopped, ...extra })), TAG);
       timings.add(`cancel during \`sleep 30\` (${name.split(',')[0] ?? name}), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
       expect(sleepPid).toBeGreaterThan(0);
       expect(report).toMatchObject({ requested: true, confirmed: true, exitedGracefully: graceful });
@@ -401,13 +377,6 @@ describe('real Codex: clean-up', () => {
     expect(TAG.processes()).toEqual([]);
   });
 });
-
-/** Waits up to 5 s for a condition that follows an event elsewhere (the server seeing a request or a close). */
-async function eventually(condition: () => boolean): Promise<void> {
-  const deadline = performance.now() + 5000;
-  while (!condition() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  expect(condition()).toBe(true);
-}
 
 /** A port nothing listens on: taken from the OS, then closed. */
 async function freePort(): Promise<number> {

@@ -21,6 +21,7 @@ import {
   type WireApi,
 } from './fake-model-server.js';
 import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { sessionIdOf, stopWhileToolRuns } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -70,12 +71,6 @@ function run(name: string, opts: RunPiOptions): Promise<CliMessage[]> {
 
 const types = (messages: readonly CliMessage[]): string[] => [...new Set(messages.map((message) => message.type))];
 const without = (messages: readonly CliMessage[], type: string): CliMessage[] => messages.filter((message) => message.type !== type);
-
-function sessionIdOf(messages: readonly CliMessage[]): string {
-  const first = messages[0];
-  if (first?.type !== 'session.started' && first?.type !== 'session.resumed') throw new Error('no session message first');
-  return first.sessionId;
-}
 
 const usage = (output: number) => ({
   inputTokens: FAKE_INPUT_TOKENS,
@@ -262,22 +257,7 @@ describe('real pi: cancellation', () => {
 
   it('unsubscribing while bash runs a long command in its own session: neither pi nor the command survives', async () => {
     const started = performance.now();
-    let sleepPid = -1;
-    const report = await new Promise<StopReport>((resolve, reject) => {
-      const subscription = runPi(options('sleep_tool', 'openai-completions', { onStopped: resolve })).subscribe((message) => {
-        if (message.type !== 'tool.call') return;
-        TAG.waitFor('sleep').then(
-          (pid) => {
-            sleepPid = pid;
-            subscription.unsubscribe();
-          },
-          (error: unknown) => {
-            subscription.unsubscribe();
-            reject(error instanceof Error ? error : new Error(String(error)));
-          },
-        );
-      });
-    });
+    const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runPi(options('sleep_tool', 'openai-completions', { onStopped })), TAG);
     timings.add('cancel during bash `sleep 30`', performance.now() - started);
     expect(sleepPid).toBeGreaterThan(0);
     expect(report.confirmed).toBe(true);
