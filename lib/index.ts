@@ -19,6 +19,7 @@ export type {
   TextItem,
   TextChannel,
   WithdrawItem,
+  StderrLineItem,
   RunExit,
   InvalidOutputSummary,
   PipelineItem,
@@ -59,5 +60,5 @@ export * from './browser.js';
 // Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';
 export { RUN_MARKER_ENV } from './process/run-marker.js';
-export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessExit, StartFailure, StopCause } from './process/items.js';
+export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessStderrLine, ProcessExit, StartFailure, StopCause } from './process/items.js';
 export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';

@@ -52,6 +52,12 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
    * agent that prints the same lines in every run, or errors over several lines, says better.
    */
   stderrLine?(stderr: string): string | undefined;
+  /**
+   * The messages a line of stderr stands for (never a terminal message), for an agent that reports
+   * there what stdout does not say (Gemini CLI's retries). Its source must ask for stderr lines
+   * (`stderrLines`); without this function they are ignored.
+   */
+  mapStderrLine?(state: S, line: string): readonly CliMessage[];
   sessionId(state: S): string | undefined;
 }
 

@@ -1,5 +1,5 @@
 import type { InvalidOutputLine } from '../messages.js';
-import type { ProcessExit } from '../process/items.js';
+import type { ProcessExit, ProcessStderrLine } from '../process/items.js';
 
 /** A parsed agent event: a JSON object with a string `type`. Unknown types pass through. */
 export interface AgentEvent {
@@ -51,8 +51,14 @@ export interface RunExit extends ProcessExit {
   readonly invalidOutput?: InvalidOutputSummary;
 }
 
+/**
+ * A line of the agent's stderr (only when the source asked for them, `stderrLines`): the operators
+ * pass it on untouched, and `mapToCliMessage` gives it to the dialect's `mapStderrLine`.
+ */
+export type StderrLineItem = ProcessStderrLine;
+
 /** What flows between the operators of a run. */
-export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | InvalidLineItem | TextItem | WithdrawItem | RunExit;
+export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | InvalidLineItem | TextItem | WithdrawItem | StderrLineItem | RunExit;
 
 export function isExit(item: { readonly kind: string }): item is RunExit {
   return item.kind === 'exit';

@@ -67,6 +67,9 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
               case 'exit':
                 end(terminalAtExit(dialect, state, item));
                 return;
+              case 'stderr-line':
+                if (dialect.mapStderrLine !== undefined) for (const message of dialect.mapStderrLine(state, item.text)) subscriber.next(message);
+                return;
               case 'invalid':
                 return;
             }
@@ -97,7 +100,7 @@ function checkDialect(dialect: unknown): void {
   const name = property(dialect, 'name');
   if (typeof name !== 'string') throw new TypeError(`agent-rx: the dialect's name must be a string; got ${shown(name)}`);
   for (const key of DIALECT_FUNCTIONS) checkFunction(property(dialect, key), `the ${name} dialect's ${key}`);
-  for (const key of ['failureDetails', 'stderrLine'] as const) {
+  for (const key of ['failureDetails', 'stderrLine', 'mapStderrLine'] as const) {
     const optional = property(dialect, key);
     if (optional !== undefined) checkFunction(optional, `the ${name} dialect's ${key}`);
   }

@@ -1,6 +1,6 @@
 import { defer, map, filter, type OperatorFunction } from 'rxjs';
 import type { ProcessItem } from '../process/items.js';
-import type { AgentEvent, EventItem, InvalidLineItem, RunExit } from './items.js';
+import type { AgentEvent, EventItem, InvalidLineItem, RunExit, StderrLineItem } from './items.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
 /** Something with zod's `safeParse` (a zod schema). */
@@ -22,7 +22,7 @@ export interface ParseJsonLineOptions {
   readonly parse?: (text: string) => unknown;
 }
 
-export type ParsedItem = EventItem | InvalidLineItem | RunExit;
+export type ParsedItem = EventItem | InvalidLineItem | StderrLineItem | RunExit;
 
 /**
  * Turns stdout lines into parsed events, or invalid items that say why (`not-json`,
@@ -57,7 +57,8 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
       let lineNumber = 0;
       return source.pipe(
         map((item): ParsedItem | null => {
-          if (item.kind === 'exit') return item;
+          // Stderr lines are not stdout lines: passed on as they are, not counted.
+          if (item.kind === 'exit' || item.kind === 'stderr-line') return item;
           lineNumber += 1;
           if (item.kind === 'line-too-long') {
             return invalid(lineNumber, 'too-long', `line of ${item.bytes} bytes is over the limit`, item.head, item.bytes);

@@ -16,6 +16,16 @@ export interface ProcessOverlongLine {
   readonly head: string;
 }
 
+/**
+ * One LF-framed line of the child's stderr (a trailing CR removed), emitted only with the
+ * `stderrLines` option, in the order the pipes delivered it among the stdout lines. A line longer
+ * than `maxLineBytes` comes as its head. Stderr is still kept as the exit item's bounded tail.
+ */
+export interface ProcessStderrLine {
+  readonly kind: 'stderr-line';
+  readonly text: string;
+}
+
 /** Why a run could not start, and at which stage. */
 export interface StartFailure {
   /**
@@ -68,5 +78,5 @@ export interface ProcessExit {
   readonly stoppedBy?: StopCause;
 }
 
-/** What `processLines` emits: lines, overlong-line markers, and one final exit item. */
-export type ProcessItem = ProcessLine | ProcessOverlongLine | ProcessExit;
+/** What `processLines` emits: lines, overlong-line markers, stderr lines when asked for, and one final exit item. */
+export type ProcessItem = ProcessLine | ProcessOverlongLine | ProcessStderrLine | ProcessExit;

@@ -42,6 +42,11 @@ export interface ProcessOptions {
   readonly idleTimeoutMs?: number;
   /** Lines longer than this (in bytes) are reported, not emitted. Default 32 MiB. */
   readonly maxLineBytes?: number;
+  /**
+   * Also emit stderr as `stderr-line` items, for agents that report there what a dialect wants
+   * (Gemini CLI's retries). Framed like stdout, with the same `maxLineBytes`. Default false.
+   */
+  readonly stderrLines?: boolean;
   /** How much of the end of stderr the exit item keeps. Default 64 KiB. */
   readonly stderrTailBytes?: number;
   /** Called once the stop sequence or the clean-up after exit has finished, with what happened. */
@@ -79,6 +84,7 @@ export interface ResolvedProcessOptions {
   readonly timeoutMs: number | undefined;
   readonly idleTimeoutMs: number | undefined;
   readonly maxLineBytes: number;
+  readonly stderrLines: boolean;
   readonly stderrTailBytes: number;
   readonly onStopped: ((report: StopReport) => void) | undefined;
 }
@@ -112,9 +118,15 @@ export function resolveProcessOptions(command: unknown, args: unknown, options: 
     timeoutMs: limit('timeoutMs', options.timeoutMs),
     idleTimeoutMs: limit('idleTimeoutMs', options.idleTimeoutMs),
     maxLineBytes: positive('maxLineBytes', options.maxLineBytes, 32 * 1024 * 1024),
+    stderrLines: flag('stderrLines', options.stderrLines),
     stderrTailBytes: nonNegative('stderrTailBytes', options.stderrTailBytes, 64 * 1024),
     onStopped: options.onStopped,
   };
+}
+
+function flag(name: string, value: boolean | undefined): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`agent-rx: ${name} must be a boolean, got ${String(value)}`);
+  return value === true;
 }
 
 function nonNegative(name: string, value: number | undefined, fallback: number): number {

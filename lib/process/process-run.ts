@@ -1,22 +1,22 @@
 import type { Subscription } from 'rxjs';
 import { isObservable } from 'rxjs';
 import type { ProcessExit } from './items.js';
-import type { Frame } from './line-framer.js';
+
 import type { ResolvedProcessOptions, StopReport } from './options.js';
 import { describe, type ProcessEntry } from './process-table.js';
 import { track, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
 import { sendSignal } from './signals.js';
-import { readOutput } from './read-output.js';
+import { readOutput, type OutputFrame } from './read-output.js';
 import { spawnRoot, type Subprocess } from './spawn.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
 import { startTimeLimits, type TimeLimits } from './time-limits.js';
 
-/** Who hears a run: its stdout frames, then one exit item. */
+/** Who hears a run: its output frames, then one exit item. */
 export interface RunListener {
-  frame(frame: Frame): void;
+  frame(frame: OutputFrame): void;
   exit(exit: ProcessExit): void;
 }
 

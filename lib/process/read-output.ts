@@ -1,8 +1,11 @@
-import type { ProcessExit } from './items.js';
+import type { ProcessExit, ProcessStderrLine } from './items.js';
 import { LineFramer, type Frame } from './line-framer.js';
 import { describe } from './process-table.js';
 import { spawnFailure, type Subprocess } from './spawn.js';
 import { StderrTail } from './stderr-tail.js';
+
+/** What a run's output gives its listener: stdout frames, and stderr lines when asked for. */
+export type OutputFrame = Frame | ProcessStderrLine;
 
 /** How a process ended, as read from its pipes: the exit item without what the run adds. */
 export type OutputEnd = Pick<ProcessExit, 'exitCode' | 'signal' | 'startError' | 'stderr' | 'stderrTruncatedBytes'>;
@@ -11,7 +14,7 @@ export type OutputEnd = Pick<ProcessExit, 'exitCode' | 'signal' | 'startError' |
 export interface OutputSink {
   /** Whether stdout lines are still wanted; stdout is drained either way. */
   listening(): boolean;
-  frame(frame: Frame): void;
+  frame(frame: OutputFrame): void;
   /** Any stdout bytes arrived (for the idle limit). */
   activity(): void;
   /** A stream error, for the stop report. */
@@ -25,13 +28,23 @@ export interface OutputSink {
 /**
  * Reads a root process's output: stdout framed into lines (dropped, not framed, once nobody
  * listens: draining must go on, so a child blocked on a full pipe can still handle its
- * interrupt), stderr kept as a bounded tail, and the end reported once the pipes are closed.
+ * interrupt), stderr kept as a bounded tail (and framed into lines too, with `stderrLines`), and
+ * the end reported once the pipes are closed.
  */
-export function readOutput(subprocess: Subprocess, pid: number | null, limits: { maxLineBytes: number; stderrTailBytes: number }, sink: OutputSink): void {
+export function readOutput(
+  subprocess: Subprocess,
+  pid: number | null,
+  limits: { maxLineBytes: number; stderrTailBytes: number; stderrLines: boolean },
+  sink: OutputSink,
+): void {
   const framer = new LineFramer(limits.maxLineBytes);
+  const stderrFramer = limits.stderrLines ? new LineFramer(limits.maxLineBytes) : null;
   const tail = new StderrTail(limits.stderrTailBytes);
   const emit = (frame: Frame): void => {
     if (sink.listening()) sink.frame(frame);
+  };
+  const emitStderr = (frame: Frame): void => {
+    if (sink.listening()) sink.frame({ kind: 'stderr-line', text: frame.kind === 'line' ? frame.text : frame.head });
   };
   subprocess.stdout.on('data', (chunk: Buffer) => {
     sink.activity();
@@ -39,6 +52,7 @@ export function readOutput(subprocess: Subprocess, pid: number | null, limits: {
   });
   subprocess.stderr.on('data', (chunk: Buffer) => {
     tail.push(chunk);
+    if (stderrFramer !== null && sink.listening()) stderrFramer.push(chunk, emitStderr);
   });
   const record = (error: unknown): void => {
     sink.error(describe(error));
@@ -58,6 +72,7 @@ export function readOutput(subprocess: Subprocess, pid: number | null, limits: {
       sink.rootExited();
       if (!sink.listening()) return;
       framer.end(emit);
+      stderrFramer?.end(emitStderr);
       const startError = spawnFailure(result, pid);
       end({ exitCode: startError === null ? (result.exitCode ?? null) : null, signal: result.signal ?? null, startError });
     },

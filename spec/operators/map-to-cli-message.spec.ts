@@ -45,6 +45,23 @@ describe('mapToCliMessage', () => {
     });
   });
 
+  it("gives stderr lines to the dialect's mapStderrLine, and ignores them without one", () => {
+    const withStderr: MessageMapping<ToyState> = {
+      ...toy,
+      mapStderrLine: (_state, line) => (line.startsWith('Attempt') ? [{ type: 'agent.retry', reason: line }] : []),
+    };
+    scheduler().run(({ cold, expectObservable }) => {
+      const items = { r: { kind: 'stderr-line', text: 'Attempt 1 failed' }, n: { kind: 'stderr-line', text: 'noise' }, d: ev('done'), x: runExit() } as const;
+      expectObservable(cold<PipelineItem>('-r-n-d-x|', items).pipe(mapToCliMessage(withStderr))).toBe('-r-----(x|)', {
+        r: { type: 'agent.retry', reason: 'Attempt 1 failed' },
+        x: { type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'S1' },
+      });
+      expectObservable(cold<PipelineItem>('-r-n-d-x|', items).pipe(mapToCliMessage(toy))).toBe('-------(x|)', {
+        x: { type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'S1' },
+      });
+    });
+  });
+
   it('reports a spawn failure first, with the install hint', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT' } }) });

@@ -31,6 +31,18 @@ describe('parseJsonLine', () => {
     });
   });
 
+  it('passes stderr lines on untouched, without counting them as stdout lines', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values: Record<string, ProcessItem> = { a: line('{"type":"a"}'), s: { kind: 'stderr-line', text: 'not json at all' }, b: line('{"type":"b"}'), x: exit() };
+      expectObservable(cold('-a-s-b-x|', values).pipe(parseJsonLine())).toBe('-A-s-B-x|', {
+        A: { kind: 'event', event: { type: 'a' }, lineNumber: 1 },
+        s: values['s'],
+        B: { kind: 'event', event: { type: 'b' }, lineNumber: 2 },
+        x: values['x'],
+      });
+    });
+  });
+
   it('validates known event types and lets unknown ones pass untouched', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const schemas = { greet: z.looseObject({ type: z.literal('greet'), name: z.string() }) };

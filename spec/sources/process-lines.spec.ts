@@ -81,6 +81,31 @@ describe('processLines: output', () => {
     expect(exit.stderr).toBe('d marker\n'.padStart(10, 'n'));
   });
 
+  it('emits no stderr lines unless asked; with stderrLines, every line of each pipe in its order, and the tail as before', async () => {
+    const quiet = await collect(processLines(node, [fixture('interleaved.mjs')]));
+    expect(quiet.map((item) => item.kind)).toEqual(['line', 'line', 'exit']);
+    const items = await collect(processLines(node, [fixture('interleaved.mjs')], { stderrLines: true }));
+    // Two pipes: each keeps its order; between them, the order they were read in (no assertion on a race).
+    expect(items.filter((item) => item.kind === 'line')).toEqual([
+      { kind: 'line', text: 'out 1' },
+      { kind: 'line', text: 'out 2' },
+    ]);
+    // The last stderr line has no newline: it comes when the pipe ends, before the exit item.
+    expect(items.filter((item) => item.kind === 'stderr-line')).toEqual([
+      { kind: 'stderr-line', text: 'err 1' },
+      { kind: 'stderr-line', text: 'err 2' },
+    ]);
+    expect(items).toHaveLength(5);
+    expect(exitOf(items)).toMatchObject({ exitCode: 0, stderr: 'err 1\r\nerr 2' });
+  });
+
+  it('cuts a stderr line over maxLineBytes to its head, and goes on', async () => {
+    const items = await collect(processLines(node, [fixture('interleaved.mjs')], { stderrLines: true, maxLineBytes: 1000, env: { STDERR_LONG: '5000' } }));
+    const stderr = items.filter((item) => item.kind === 'stderr-line');
+    expect(stderr.map((item) => item.text.length)).toEqual([5, 256, 5]);
+    expect(stderr[1]?.text).toBe('x'.repeat(256));
+  });
+
   it('reports a process killed by a signal', async () => {
     const exit = exitOf(await collect(processLines(node, [fixture('self-signal.mjs'), 'SIGKILL'])));
     expect(exit).toMatchObject({ exitCode: null, signal: 'SIGKILL', startError: null });
@@ -109,6 +134,10 @@ describe('processLines: spawn failures are items, not errors', () => {
     const exit = exitOf(await collect(processLines(script)));
     expect(exit.startError?.code).toBe('EACCES');
     expect(exit.startError?.message).toContain(script);
+  });
+
+  it('throws a TypeError at call time for a stderrLines that is not a boolean', () => {
+    expect(() => processLines(node, [], { stderrLines: 'yes' as unknown as boolean })).toThrow(/stderrLines must be a boolean/);
   });
 
   it('throws a TypeError at call time for invalid options, before spawning', () => {
