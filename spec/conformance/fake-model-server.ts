@@ -1,6 +1,6 @@
 /**
- * A fake LLM server for running the real pi, Claude Code and Codex CLIs offline, on 127.0.0.1
- * with a port chosen at run time.
+ * A fake LLM server for running the real pi, Claude Code, Codex and Gemini CLIs offline, on
+ * 127.0.0.1 with a port chosen at run time.
  *
  * - `POST /v1/chat/completions`: OpenAI chat-completions SSE (pi api `openai-completions`,
  *   provider baseUrl `http://127.0.0.1:PORT/v1`).
@@ -9,15 +9,22 @@
  *   with `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` POSTs to `/v1/messages?beta=true`).
  * - `POST /v1/responses`: OpenAI Responses API SSE (Codex with a `wire_api = "responses"` provider
  *   whose base_url is `http://127.0.0.1:PORT/s/<scenario>/v1`, see below).
+ * - `POST /v1beta/models/<model>:streamGenerateContent?alt=sse`: Gemini API SSE (the Gemini CLI
+ *   with `GEMINI_API_KEY` and `GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT/s/<scenario>`, see
+ *   `geminiBaseUrl`; the model is in the URL, the body has none), and the non-streaming
+ *   `:generateContent`, one JSON answer (the CLI uses it for side jobs, e.g. `--list-sessions`
+ *   asks `gemini-3.5-flash-lite` for session summaries).
  * - `HEAD <any path>`: 200 with no body (Claude Code 2.1.197 sends `HEAD /` as a preconnect).
  *
- * The request's `model` field picks the scenario (see scenarios.ts), unless the path starts with
- * `/s/<model id>/`: then that id does, and the rest of the path is routed as above. Codex needs
- * this: it sends the model slug it is configured with, and a slug it does not know adds a
- * warning item to every run, so it keeps a real slug and the scenario goes into the base URL.
- * The tools a request offers tell pi (`bash`), Claude Code (`Bash`) and Codex (`exec_command`)
- * apart, see `toolDialectOf`. Every request is logged in `requests` (HEAD requests too);
- * `close()` destroys every socket, including the ones a `hang` reply keeps open.
+ * The request's model (the body's `model` field, or the Gemini URL's) picks the scenario (see
+ * scenarios.ts), unless the path starts with `/s/<model id>/`: then that id does, and the rest of
+ * the path is routed as above. Codex and the Gemini CLI need this: each sends the model it is
+ * configured with, and keeps a real one (Codex adds a warning item to every run for a slug it does
+ * not know), so the scenario goes into the base URL, whose path both keep.
+ * The tools a request offers tell pi (`bash`), Claude Code (`Bash`), Codex (`exec_command`) and
+ * the Gemini CLI (`run_shell_command`, or `google_web_search` without `--yolo`) apart, see
+ * `toolDialectOf`. Every request is logged in `requests` (HEAD requests too); `close()` destroys
+ * every socket, including the ones a `hang` reply keeps open.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -37,16 +44,18 @@ export interface RequestLogEntry {
   readonly api: WireApi | null;
   /** The model id that picks the scenario: the one in a `/s/<model id>/` path, else `requestModel`. */
   readonly model: string | null;
-  /** The request body's `model` field. */
+  /** The request body's `model` field; for the Gemini API the model named in the URL. */
   readonly requestModel: string | null;
   /** The scenario the model id maps to, or null for an unknown model id. */
   readonly scenario: string | null;
+  /** The body's `stream: true`; for the Gemini API, `:streamGenerateContent` (vs `:generateContent`). */
   readonly stream: boolean;
   /** OpenAI `stream_options.include_usage`. */
   readonly includeUsage: boolean;
   /**
    * Messages in the request (OpenAI: including the system message; Anthropic: `system` is separate;
-   * Responses API: every `input` item, function calls and their outputs included).
+   * Responses API: every `input` item, function calls and their outputs included; Gemini: the
+   * `contents`, `systemInstruction` being separate).
    */
   readonly messageCount: number;
   /** Any tool result anywhere in the conversation. */
@@ -57,7 +66,7 @@ export interface RequestLogEntry {
   readonly hasSystemPrompt: boolean;
   /** Names of the tools offered to the model. */
   readonly toolNames: readonly string[];
-  /** Bearer token (OpenAI) or x-api-key (Anthropic) the client sent. */
+  /** Bearer token (OpenAI), x-api-key (Anthropic) or x-goog-api-key / `?key=` (Gemini) the client sent. */
   readonly apiKey: string | null;
   /** The HTTP status answered. */
   readonly status: number;
@@ -81,6 +90,8 @@ export interface FakeModelServer {
   readonly anthropicBaseUrl: string;
   /** Base URL for a Responses API client that always gets `model`'s scenario: `http://127.0.0.1:PORT/s/<model>/v1` (see `scenarioBaseUrl`). */
   responsesBaseUrl(model: string): string;
+  /** `GOOGLE_GEMINI_BASE_URL` for a Gemini CLI that always gets `model`'s scenario: `http://127.0.0.1:PORT/s/<model>` (see `geminiBaseUrl`). */
+  geminiBaseUrl(model: string): string;
   /** Every request so far, in arrival order. Entries are updated in place when their response ends. */
   readonly requests: RequestLogEntry[];
   /** Requests for one model id. */
@@ -105,12 +116,39 @@ const ROUTES: Readonly<Record<string, WireApi>> = {
 /** `/s/<model id>/<route>`: the model id and the route. */
 const SCENARIO_PATH = /^\/s\/([^/]+)(\/.*)$/;
 
+/** The Gemini API: `/v1beta/models/<model>:<method>` (the SDK's default version; `v1` and `v1alpha` too). */
+const GEMINI_ROUTE = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
+
+interface Route {
+  readonly api: WireApi;
+  /** The model named in the URL (Gemini API), else null. */
+  readonly urlModel: string | null;
+  /** Whether the URL asks for a stream (Gemini API), else null: the body says. */
+  readonly stream: boolean | null;
+}
+
+function routeOf(path: string): Route | null {
+  const api = ROUTES[path];
+  if (api !== undefined) return { api, urlModel: null, stream: null };
+  const gemini = GEMINI_ROUTE.exec(path);
+  if (gemini?.[1] === undefined) return null;
+  return { api: 'gemini', urlModel: decodeURIComponent(gemini[1]), stream: gemini[2] === 'streamGenerateContent' };
+}
+
 /**
  * `<baseUrl>/s/<model>/v1`: a base URL under which every request gets `model`'s scenario,
  * whatever model the body names (a Responses API client POSTs to `<it>/responses`).
  */
 export function scenarioBaseUrl(baseUrl: string, model: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/s/${encodeURIComponent(model)}/v1`;
+  return `${geminiBaseUrl(baseUrl, model)}/v1`;
+}
+
+/**
+ * `<baseUrl>/s/<model>`: the Gemini CLI's `GOOGLE_GEMINI_BASE_URL` for `model`'s scenario. The
+ * CLI's SDK keeps the path and appends `/v1beta/models/<its model>:streamGenerateContent?alt=sse`.
+ */
+export function geminiBaseUrl(baseUrl: string, model: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/s/${encodeURIComponent(model)}`;
 }
 
 export async function startFakeModelServer(options: FakeModelServerOptions = {}): Promise<FakeModelServer> {
@@ -138,7 +176,8 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     const raw = await readBody(req);
     const url = (req.url ?? '').split('?')[0] ?? '';
     const scenarioPath = SCENARIO_PATH.exec(url);
-    const api = ROUTES[scenarioPath?.[2] ?? url] ?? null;
+    const route = routeOf(scenarioPath?.[2] ?? url);
+    const api = route?.api ?? null;
     let body: unknown = null;
     try {
       body = raw.length > 0 ? JSON.parse(raw) : null;
@@ -146,7 +185,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       // left null; answered 400 below
     }
     const request = asRecord(body);
-    const requestModel = typeof request?.['model'] === 'string' ? request['model'] : null;
+    const requestModel = route?.urlModel ?? (typeof request?.['model'] === 'string' ? request['model'] : null);
     const model = scenarioPath?.[1] === undefined ? requestModel : decodeURIComponent(scenarioPath[1]);
     const parsed = model === null ? null : parseModel(model);
     const previous = model === null ? 0 : (perModel.get(model) ?? 0);
@@ -177,7 +216,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       model,
       requestModel,
       scenario: parsed?.scenario ?? null,
-      stream: request?.['stream'] === true,
+      stream: route?.stream ?? request?.['stream'] === true,
       includeUsage: asRecord(request?.['stream_options'])?.['include_usage'] === true,
       ...conversation,
       toolNames: offeredTools,
@@ -213,13 +252,20 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       sendJson(res, plan.status, errorBody(api, plan.status, plan.message), plan.headers);
       return;
     }
+    if (api === 'gemini' && !entry.stream) {
+      // `:generateContent` answers one JSON object; a hanging reply never answers.
+      if (!plan.hang) sendJson(res, 200, geminiResponse(plan, geminiParts(plan), true, requestModel ?? '', entry.seq));
+      return;
+    }
     const delay = options.chunkDelayMs ?? plan.chunkDelayMs;
     const events =
       api === 'openai-completions'
         ? openAiEvents(plan, model ?? '', entry.seq, entry.includeUsage)
         : api === 'openai-responses'
           ? responsesEvents(plan, model ?? '', requestModel ?? '', entry.seq)
-          : anthropicEvents(plan, model ?? '', entry.seq);
+          : api === 'gemini'
+            ? geminiEvents(plan, requestModel ?? '', entry.seq)
+            : anthropicEvents(plan, model ?? '', entry.seq);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     // Headers go out now: the SDK call only resolves once they arrive, which a `hang` reply relies on.
     res.flushHeaders();
@@ -251,6 +297,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     openaiBaseUrl: `${baseUrl}/v1`,
     anthropicBaseUrl: baseUrl,
     responsesBaseUrl: (model) => scenarioBaseUrl(baseUrl, model),
+    geminiBaseUrl: (model) => geminiBaseUrl(baseUrl, model),
     requests,
     requestsFor: (model) => requests.filter((r) => r.model === model),
     reset: () => {
@@ -303,6 +350,7 @@ function emptyConversation(): ConversationSummary {
  */
 function readConversation(api: WireApi, request: Record<string, unknown>): ConversationSummary {
   if (api === 'openai-responses') return readResponsesInput(request);
+  if (api === 'gemini') return readGeminiContents(request);
   const messages = Array.isArray(request['messages']) ? request['messages'].map(asRecord) : [];
   const isToolResult = (m: Record<string, unknown> | null): boolean =>
     api === 'openai-completions'
@@ -357,6 +405,65 @@ function readResponsesInput(request: Record<string, unknown>): ConversationSumma
 }
 
 /**
+ * The Gemini API `contents`: `{ role: 'user' | 'model', parts }` turns, the system prompt being
+ * `systemInstruction`. Parts are `{ text }` (`thought: true` for thinking), `{ functionCall }` or
+ * `{ functionResponse: { name, response } }`; a tool round trip is a `model` turn with the call
+ * and a `user` turn of function responses.
+ */
+function readGeminiContents(request: Record<string, unknown>): ConversationSummary {
+  const contents = Array.isArray(request['contents']) ? request['contents'].map(asRecord) : [];
+  const partsOf = (content: Record<string, unknown> | null): (Record<string, unknown> | null)[] =>
+    Array.isArray(content?.['parts']) ? content['parts'].map(asRecord) : [];
+  const isToolResult = (content: Record<string, unknown> | null): boolean => partsOf(content).some((part) => asRecord(part?.['functionResponse']) !== null);
+  // `role` may be left out of a turn; the API takes it as `user`.
+  const isUser = (content: Record<string, unknown> | null): boolean => (content?.['role'] ?? 'user') === 'user';
+  const last = contents.at(-1) ?? null;
+  const lastUser = [...contents].reverse().find((content) => isUser(content) && !isToolResult(content)) ?? null;
+  const lastIsToolResult = isUser(last) && isToolResult(last);
+  return {
+    messageCount: contents.length,
+    hasToolResult: contents.some(isToolResult),
+    lastIsToolResult,
+    lastToolResultText: lastIsToolResult ? geminiFunctionResponseText(partsOf(last)) : null,
+    lastUserText: lastUser === null ? null : geminiUserText(partsOf(lastUser)),
+    hasSystemPrompt: geminiHasText(request['systemInstruction']),
+  };
+}
+
+/** The last function response's text: its `response.output` (or `.error`), else the response as JSON. */
+function geminiFunctionResponseText(parts: readonly (Record<string, unknown> | null)[]): string {
+  const responses = parts.map((part) => asRecord(part?.['functionResponse'])).filter((r) => r !== null);
+  const response = responses.at(-1)?.['response'];
+  const fields = asRecord(response);
+  for (const field of ['output', 'error']) {
+    if (typeof fields?.[field] === 'string') return fields[field];
+  }
+  return JSON.stringify(response ?? null);
+}
+
+/**
+ * A user turn's text parts joined with "". The Gemini CLI's first turn is two text parts: a
+ * `<session_context>` block (date, OS, workspace folders and their listing), then the prompt;
+ * the block is left out. Later prompts of a resumed session are a turn of their own.
+ */
+function geminiUserText(parts: readonly (Record<string, unknown> | null)[]): string {
+  return parts
+    .map((part) => (part?.['thought'] !== true && typeof part?.['text'] === 'string' ? part['text'] : null))
+    .filter((text): text is string => text !== null && !text.startsWith('<session_context>'))
+    .join('');
+}
+
+/** A `systemInstruction`: a string, a part, or a content with text parts. */
+function geminiHasText(instruction: unknown): boolean {
+  if (typeof instruction === 'string') return instruction.length > 0;
+  const record = asRecord(instruction);
+  if (record === null) return false;
+  if (typeof record['text'] === 'string') return record['text'].length > 0;
+  const parts = Array.isArray(record['parts']) ? record['parts'].map(asRecord) : [];
+  return parts.some((part) => typeof part?.['text'] === 'string' && part['text'].length > 0);
+}
+
+/**
  * A string, or the text parts of a content array joined with "" (Claude Code's system reminders
  * left out). Text parts are `text` (chat completions, Anthropic) or `input_text` / `output_text`
  * (Responses API).
@@ -377,21 +484,27 @@ const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'ou
  * Chat completions nests the name in `function`; Anthropic and the Responses API have `name`.
  * Responses API tools the provider runs itself have a `type` and no name (Codex offers
  * `{ type: 'web_search' }` and `{ type: 'tool_search' }`): the type stands in for the name.
+ * A Gemini API tool is a group: `{ functionDeclarations: [{ name, ... }, ...] }`.
  */
 function toolNames(request: Record<string, unknown> | null): string[] {
   const tools = Array.isArray(request?.['tools']) ? (request['tools'] as unknown[]) : [];
-  return tools.map((tool) => {
+  return tools.flatMap((tool) => {
     const t = asRecord(tool);
+    const declarations = t?.['functionDeclarations'];
+    if (Array.isArray(declarations)) return declarations.map((d) => asRecord(d)?.['name']).map((name) => (typeof name === 'string' ? name : '?'));
     const name = asRecord(t?.['function'])?.['name'] ?? t?.['name'] ?? t?.['type'];
-    return typeof name === 'string' ? name : '?';
+    return [typeof name === 'string' ? name : '?'];
   });
 }
 
 function apiKeyOf(req: IncomingMessage): string | null {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice('Bearer '.length);
-  const key = req.headers['x-api-key'];
-  return typeof key === 'string' ? key : null;
+  for (const header of ['x-api-key', 'x-goog-api-key']) {
+    const key = req.headers[header];
+    if (typeof key === 'string') return key;
+  }
+  return new URL(req.url ?? '/', 'http://fake').searchParams.get('key');
 }
 
 function asRecord(value: unknown): Record<string, unknown> | null {
@@ -627,4 +740,60 @@ function* responsesEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
     total_tokens: FAKE_INPUT_TOKENS + outputTokens,
   };
   yield event('response.completed', { response: response('completed', output, { usage }) });
+}
+
+type GeminiPart = Readonly<Record<string, unknown>>;
+
+/**
+ * A plan's blocks as Gemini parts, one per streamed piece: `{ text }`, `{ text, thought: true }`,
+ * and `{ functionCall: { name, args } }` (whole: the API does not stream arguments). No call `id`:
+ * the Gemini API leaves it out, and the CLI makes its own (`<name>__<name>_<epoch ms>_<n>`).
+ */
+function geminiParts(plan: Extract<ReplyPlan, { kind: 'stream' }>): GeminiPart[] {
+  return plan.blocks.flatMap((block): GeminiPart[] => {
+    switch (block.type) {
+      case 'text':
+        return block.chunks.map((text) => ({ text }));
+      case 'thinking':
+        return block.chunks.map((text) => ({ text, thought: true }));
+      case 'toolCall':
+        return [{ functionCall: { name: block.name, args: JSON.parse(block.argChunks.join('')) as unknown } }];
+    }
+  });
+}
+
+/**
+ * One GenerateContentResponse. The last one of a reply carries `finishReason: "STOP"` (the API
+ * uses it after a function call too) and `usageMetadata`: `candidatesTokenCount` counts the
+ * answer's parts, `thoughtsTokenCount` the thinking's, and the total adds the prompt's.
+ */
+function geminiResponse(plan: Extract<ReplyPlan, { kind: 'stream' }>, parts: readonly GeminiPart[], last: boolean, modelVersion: string, seq: number): Record<string, unknown> {
+  const candidate: Record<string, unknown> = { content: { role: 'model', parts }, index: 0 };
+  const response: Record<string, unknown> = { candidates: [candidate] };
+  if (last) {
+    const all = geminiParts(plan);
+    const thoughts = all.filter((part) => part['thought'] === true).length;
+    const candidates = all.length - thoughts;
+    candidate['finishReason'] = 'STOP';
+    response['usageMetadata'] = {
+      promptTokenCount: FAKE_INPUT_TOKENS,
+      candidatesTokenCount: candidates,
+      totalTokenCount: FAKE_INPUT_TOKENS + candidates + thoughts,
+      thoughtsTokenCount: thoughts,
+    };
+  }
+  return { ...response, modelVersion, responseId: `fake-gemini-${seq}` };
+}
+
+/**
+ * Gemini API SSE (`?alt=sse`): `data: <GenerateContentResponse JSON>\r\n\r\n` per part, as Google
+ * frames it; no event names and no end marker, the stream just ends. A hanging reply sends its
+ * parts without the final `finishReason` and keeps the socket open.
+ */
+function* geminiEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, modelVersion: string, seq: number): Generator<string> {
+  const parts = geminiParts(plan);
+  for (const [index, part] of parts.entries()) {
+    const last = !plan.hang && index === parts.length - 1;
+    yield `data: ${JSON.stringify(geminiResponse(plan, [part], last, modelVersion, seq))}\r\n\r\n`;
+  }
 }

@@ -2,16 +2,17 @@
  * Scenarios of the fake model server, independent of the wire format.
  *
  * One model id = one scenario. The server asks `planReply()` what to send for a request and
- * then renders that plan as OpenAI chat-completions SSE, Anthropic messages SSE or OpenAI
- * Responses API SSE. Tests use the `expected*` helpers below to assert exact output, so every
+ * then renders that plan as OpenAI chat-completions SSE, Anthropic messages SSE, OpenAI
+ * Responses API SSE or Gemini API SSE. Tests use the `expected*` helpers below to assert exact output, so every
  * text here is deterministic.
  */
 
 /**
- * The wire formats the server speaks: pi's two `api` names, and the OpenAI Responses API (the
- * only one Codex speaks, its `wire_api = "responses"`).
+ * The wire formats the server speaks: pi's two `api` names, the OpenAI Responses API (the
+ * only one Codex speaks, its `wire_api = "responses"`) and the Gemini API's `generateContent`
+ * family (`streamGenerateContent?alt=sse`, what the Gemini CLI speaks with an API key).
  */
-export type WireApi = 'openai-completions' | 'anthropic-messages' | 'openai-responses';
+export type WireApi = 'openai-completions' | 'anthropic-messages' | 'openai-responses' | 'gemini';
 
 /** Scenario model ids with a fixed name. `long_text_<N>` and `flaky500_<N>` are parameterised. */
 export const SCENARIO_IDS = [
@@ -60,13 +61,18 @@ export const FAIL_TOOL_EXIT_CODE = 2;
  * How the client names its tools, told apart by the tools a request offers: pi offers `bash`,
  * `read`, ... (lower case); Claude Code offers `Bash`, `Read`, ... and its Bash tool takes
  * `{ command, description }`; Codex offers `exec_command`, which takes `{ cmd }` (its other
- * arguments, e.g. `yield_time_ms`, have defaults). Tool scenarios call the tool the way the
- * client expects.
+ * arguments, e.g. `yield_time_ms`, have defaults); the Gemini CLI offers `run_shell_command`,
+ * which takes `{ command, description }`. In headless mode the Gemini CLI offers that tool only
+ * with `--yolo` (or `--approval-mode yolo`); without it, its request is told apart by
+ * `google_web_search`, and the model still calls `run_shell_command`, which the CLI then
+ * answers with a "not found" tool error, as it would for a real model.
+ * Tool scenarios call the tool the way the client expects.
  */
-export type ToolDialect = 'pi' | 'claude' | 'codex';
+export type ToolDialect = 'pi' | 'claude' | 'codex' | 'gemini';
 
 export function toolDialectOf(toolNames: readonly string[]): ToolDialect {
   if (toolNames.includes('exec_command')) return 'codex';
+  if (toolNames.includes('run_shell_command') || toolNames.includes('google_web_search')) return 'gemini';
   return toolNames.includes('Bash') ? 'claude' : 'pi';
 }
 
@@ -77,6 +83,8 @@ export function bashCall(command: string, dialect: ToolDialect): { readonly name
       return { name: 'Bash', input: { command, description: `Run ${command}` } };
     case 'codex':
       return { name: 'exec_command', input: { cmd: command } };
+    case 'gemini':
+      return { name: 'run_shell_command', input: { command, description: `Run ${command}` } };
     case 'pi':
       return { name: 'bash', input: { command } };
   }
@@ -92,6 +100,33 @@ export function bashCall(command: string, dialect: ToolDialect): { readonly name
 export function codexCommandOutput(toolResultText: string): string {
   const match = /^Output:\n/m.exec(toolResultText);
   return match === null ? toolResultText : toolResultText.slice(match.index + match[0].length);
+}
+
+/**
+ * What the Gemini CLI's `run_shell_command` printed, out of the text it gives the model (the
+ * function response's `response.output`):
+ * `<untrusted_context>\nOutput: <output or "(empty)">\n[Error: …\n][Exit Code: N\n][Signal: …\n][Background PIDs: …\n]Process Group PGID: <pid>\n</untrusted_context>`.
+ * The PGID differs per run, so the tool scenarios answer with the part after `Output: ` only, up
+ * to the first of those other sections (a text without `Output: ` is returned as is). The answers
+ * therefore match `expectedText()` for the Gemini CLI too.
+ */
+export function geminiCommandOutput(toolResultText: string): string {
+  const body = /^<untrusted_context>\n([\s\S]*)\n<\/untrusted_context>$/.exec(toolResultText)?.[1] ?? toolResultText;
+  const output = /^Output: ([\s\S]*?)(?:\n(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): [\s\S]*)?$/.exec(body);
+  return output?.[1] ?? toolResultText;
+}
+
+/** A tool result's text as the command printed it, without the wrapping a client adds for the model. */
+function commandOutput(toolResultText: string, dialect: ToolDialect): string {
+  switch (dialect) {
+    case 'codex':
+      return codexCommandOutput(toolResultText);
+    case 'gemini':
+      return geminiCommandOutput(toolResultText);
+    case 'pi':
+    case 'claude':
+      return toolResultText;
+  }
 }
 
 /** Fake token counts: input is fixed, output = number of streamed content pieces. */
@@ -229,8 +264,7 @@ function toolThenText(
   answer: (toolText: string) => string,
 ): ReplyPlan {
   if (view.lastIsToolResult) {
-    const result = view.lastToolResultText ?? '';
-    const output = toolDialectOf(view.toolNames) === 'codex' ? codexCommandOutput(result) : result;
+    const output = commandOutput(view.lastToolResultText ?? '', toolDialectOf(view.toolNames));
     return stream([{ type: 'text', chunks: splitWords(answer(output)) }], 'stop');
   }
   return stream(
@@ -247,12 +281,23 @@ function splitWords(text: string): string[] {
   return text.match(/\S+\s*|\s+/g) ?? [];
 }
 
-/** `openai` is the Responses API's `error.type` and `error.code`, as OpenAI sends them for these statuses. */
+/**
+ * `openai` is the Responses API's `error.type` and `error.code`, as OpenAI sends them for these
+ * statuses; `gemini` the Gemini API's `error.status` (a google.rpc code name).
+ */
 const ERRORS = {
-  http500: { status: 500, message: 'fake internal server error', anthropicType: 'api_error', openai: { type: 'server_error', code: null } },
-  http429: { status: 429, message: 'fake rate limit exceeded', anthropicType: 'rate_limit_error', openai: { type: 'requests', code: 'rate_limit_exceeded' } },
-  http401: { status: 401, message: 'fake invalid api key', anthropicType: 'authentication_error', openai: { type: 'invalid_request_error', code: 'invalid_api_key' } },
+  http500: { status: 500, message: 'fake internal server error', anthropicType: 'api_error', openai: { type: 'server_error', code: null }, gemini: 'INTERNAL' },
+  http429: { status: 429, message: 'fake rate limit exceeded', anthropicType: 'rate_limit_error', openai: { type: 'requests', code: 'rate_limit_exceeded' }, gemini: 'RESOURCE_EXHAUSTED' },
+  http401: { status: 401, message: 'fake invalid api key', anthropicType: 'authentication_error', openai: { type: 'invalid_request_error', code: 'invalid_api_key' }, gemini: 'UNAUTHENTICATED' },
 } as const;
+
+/** google.rpc code names for the statuses the server answers besides ERRORS (bad route, body or model). */
+const GEMINI_STATUS_NAMES: Readonly<Record<number, string>> = {
+  400: 'INVALID_ARGUMENT',
+  404: 'NOT_FOUND',
+  405: 'INVALID_ARGUMENT',
+  500: 'INTERNAL',
+};
 
 /** Decides the reply for one request. */
 export function planReply(model: string, view: ConversationView): ReplyPlan {
@@ -312,6 +357,8 @@ export function errorBody(api: WireApi, status: number, message: string): unknow
       return { error: { message, type: known?.openai.type ?? 'invalid_request_error', param: null, code: known?.openai.code ?? null } };
     case 'anthropic-messages':
       return { type: 'error', error: { type: known?.anthropicType ?? 'api_error', message } };
+    case 'gemini':
+      return { error: { code: status, message, status: known?.gemini ?? GEMINI_STATUS_NAMES[status] ?? 'UNKNOWN' } };
   }
 }
 
@@ -360,7 +407,10 @@ export function expectedThinking(model: string): string | undefined {
 }
 
 export interface ExpectedToolCall {
-  /** Tool-call id as the server sends it (`call_…` on both OpenAI APIs, `toolu_…` on Anthropic). */
+  /**
+   * Tool-call id as the server sends it (`call_…` on both OpenAI APIs, `toolu_…` on Anthropic;
+   * none on the Gemini API, see `toolCallId`).
+   */
   readonly id: string;
   readonly name: string;
   readonly arguments: Record<string, unknown>;
@@ -392,7 +442,11 @@ export function expectedToolCall(model: string, api: WireApi, dialect: ToolDiale
   }
 }
 
-/** Deterministic tool-call id (the Responses API's `call_id`): one tool call per scenario. */
+/**
+ * Deterministic tool-call id (the Responses API's `call_id`): one tool call per scenario. The
+ * Gemini API sends no id with a function call (the Gemini CLI makes its own tool ids), so for
+ * `gemini` this is only a name for the call.
+ */
 export function toolCallId(scenario: string, api: WireApi): string {
   return api === 'anthropic-messages' ? `toolu_${scenario}_1` : `call_${scenario}_1`;
 }
@@ -421,7 +475,21 @@ export function expectedErrorMessage(model: string, api: WireApi, responsesBaseU
       return `${status} ${JSON.stringify(errorBody(api, status, message))}`;
     case 'openai-responses':
       return codexErrorMessage(kind, responsesBaseUrl);
+    case 'gemini':
+      return geminiErrorMessage(kind);
   }
+}
+
+/**
+ * The Gemini CLI 0.61.0's `result.error.message` (stream-json) once it gives up: the error body as
+ * JSON in `[API Error: …]`, except for a 429, of which it quotes `error.message` and adds advice.
+ */
+function geminiErrorMessage(kind: keyof typeof ERRORS): string {
+  const { status, message } = ERRORS[kind];
+  if (kind === 'http429') {
+    return `[API Error: ${message}]\nPlease wait and try again later. To increase your limits, request a quota increase through AI Studio, or switch to another /auth method`;
+  }
+  return `[API Error: ${JSON.stringify(errorBody('gemini', status, message))}]`;
 }
 
 function codexErrorMessage(kind: keyof typeof ERRORS, responsesBaseUrl: string | undefined): string {
