@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunCodexOptions, type RunPiOptions } from '../lib/index.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunCodexOptions, type RunGeminiOptions, type RunPiOptions } from '../lib/index.js';
 
 export type DemoAgent = AgentName;
 
@@ -8,6 +8,7 @@ export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = {
   pi: 'tool_call_then_text',
   claude: 'claude-tool-partial',
   codex: 'codex-tool',
+  gemini: 'gemini-tool',
 };
 
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
@@ -17,7 +18,7 @@ export const USAGE = `usage: npm start -- [options] [prompt]
 Runs a coding agent through agent-rx and shows its messages as they stream.
 By default a bundled replay of a recorded run (offline, no API key, no agent needed).
 
-  --agent <pi|claude|codex>
+  --agent <pi|claude|codex|gemini>
                         which agent (default pi)
   --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl)
   --real                run the real agent instead (\`pi\` or \`claude\` on PATH, Codex's
@@ -104,6 +105,13 @@ export function codexOptionsFor(request: DemoRun, replayScript: string): RunCode
     ...(request.provider === undefined ? {} : { provider: request.provider }),
     ...(request.model === undefined ? {} : { model: request.model }),
   };
+  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
+}
+
+// The runGemini options for a gemini request: the real `gemini`, or the bundled replay script. The
+// real one may run commands (yolo): a headless run cannot ask, and without it has no shell tool.
+export function geminiOptionsFor(request: DemoRun, replayScript: string): RunGeminiOptions {
+  const passed = { prompt: request.prompt, approvalMode: 'yolo' as const, ...(request.model === undefined ? {} : { model: request.model }) };
   return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
 }
 

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { AGENTS, isTerminal, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
 import { colorEnabled } from '../lib/cli/ansi.js';
-import { claudeOptionsFor, codexOptionsFor, describeAgent, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
+import { claudeOptionsFor, codexOptionsFor, describeAgent, geminiOptionsFor, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
 import { createRenderer, renderIntro } from '../lib/cli/render.js';
 
 const REPLAY_SCRIPT = fileURLToPath(new URL('./replay-agent/pi-replay.mjs', import.meta.url));
@@ -31,7 +31,9 @@ if (request.kind === 'help') {
       ? AGENTS.pi.run({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
       : request.agent === 'codex'
         ? AGENTS.codex.run({ ...codexOptionsFor(request, REPLAY_SCRIPT), onStopped })
-        : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
+        : request.agent === 'gemini'
+          ? AGENTS.gemini.run({ ...geminiOptionsFor(request, REPLAY_SCRIPT), onStopped })
+          : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
   const subscription = run$.subscribe({
     next: (message) => {
       if (isTerminal(message)) terminal = message;

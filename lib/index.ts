@@ -2,6 +2,7 @@
 export { runPi } from './sources/run-pi.js';
 export { runClaudeCode } from './sources/run-claude-code.js';
 export { runCodex } from './sources/run-codex.js';
+export { runGemini } from './sources/run-gemini.js';
 export { processLines } from './sources/process-lines.js';
 
 // Operators
@@ -51,6 +52,20 @@ export {
   type CodexApprovalPolicy,
   type TomlValue,
 } from './agents/codex/options.js';
+
+// Gemini CLI
+export {
+  geminiDialect,
+  geminiOutputToMessages,
+  createGeminiTextReader,
+  geminiTurnEnd,
+  geminiStderrLine,
+  mapGeminiStderrLine,
+  type GeminiState,
+  type GeminiDialectOptions,
+} from './agents/gemini/dialect.js';
+export { geminiEventSchemas, type GeminiEvent, type GeminiStats } from './agents/gemini/events.js';
+export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSession, type GeminiApprovalMode } from './agents/gemini/options.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

@@ -2,7 +2,8 @@
 // A stand-in for `pi --mode json` that needs no network, no API key and no pi: it reads stdin to
 // EOF like pi, then replays a recorded pi 0.73.1 transcript to stdout at a believable pace. It
 // replays Claude Code recordings (`claude-*` transcripts) and Codex recordings (`codex-*`, run as
-// `pi-replay.mjs exec --experimental-json --model <name> ...`) the same way.
+// `pi-replay.mjs exec --experimental-json --model <name> ...`) and Gemini CLI recordings (`gemini-*`,
+// run as `pi-replay.mjs --output-format stream-json --model=<name> ...`) the same way.
 //
 //   pi-replay.mjs --mode json [--provider P] --model <transcript name> [pi flags...] [prompt]
 //
@@ -24,6 +25,8 @@ const VALUE_FLAGS = new Set([
   '--system-prompt', '--append-system-prompt', '--api-key', '--models', '--export',
   // Codex's
   '-c', '--config', '-m', '-s', '--sandbox', '--add-dir', '-C', '--cd',
+  // Gemini CLI's
+  '--output-format',
 ]);
 
 process.on('SIGTERM', () => process.exit(143));
@@ -151,6 +154,12 @@ function delayBefore(event, previous) {
       return 150;
     // Codex prints whole items: a message after a model call, a command when it has run.
     case 'item.started':
+      return 150;
+    // Gemini CLI: streamed deltas at the same pace, tools a little slower.
+    case 'message':
+      return event.role === 'assistant' ? 20 + Math.min(40, String(event.content ?? '').length * 4) : 2;
+    case 'tool_use':
+    case 'tool_result':
       return 150;
     case 'item.completed':
       return event.item?.type === 'command_execution' ? 150 : 400;

@@ -9,6 +9,7 @@ export const DEFAULT_TRANSCRIPTS: Readonly<Record<AgentName, string>> = {
   pi: 'tool_call_then_text',
   claude: 'claude-tool-partial',
   codex: 'codex-tool',
+  gemini: 'gemini-tool',
 };
 
 /** The prompt the page starts with. */
@@ -21,7 +22,7 @@ type RunOptionsOf<K extends AgentName> = Parameters<(typeof AGENTS)[K]['run']>[0
 export type ProviderAgent = { [K in AgentName]: 'provider' extends keyof RunOptionsOf<K> ? K : never }[AgentName];
 
 // Checked against the agents' run options: true exactly for those that take a provider.
-const TAKES_PROVIDER: { readonly [K in AgentName]: K extends ProviderAgent ? true : false } = { pi: true, claude: false, codex: true };
+const TAKES_PROVIDER: { readonly [K in AgentName]: K extends ProviderAgent ? true : false } = { pi: true, claude: false, codex: true, gemini: false };
 
 /** Whether `agent`'s runs take a provider. */
 export function takesProvider(agent: AgentName): agent is ProviderAgent {

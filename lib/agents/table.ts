@@ -3,12 +3,15 @@ import type { CliMessage } from '../messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import { runClaudeCode } from '../sources/run-claude-code.js';
 import { runCodex } from '../sources/run-codex.js';
+import { runGemini } from '../sources/run-gemini.js';
 import { runPi } from '../sources/run-pi.js';
 import type { ProcessItem } from '../process/items.js';
 import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
 import type { RunClaudeCodeOptions } from './claude/options.js';
 import { codexDialect, codexOutputToMessages, type CodexState } from './codex/dialect.js';
 import type { RunCodexOptions } from './codex/options.js';
+import { geminiDialect, geminiOutputToMessages, type GeminiState } from './gemini/dialect.js';
+import type { RunGeminiOptions } from './gemini/options.js';
 import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
 import type { RunPiOptions } from './pi/options.js';
 
@@ -57,6 +60,14 @@ export const AGENTS = {
     output: codexOutputToMessages,
     run: runCodex,
   } satisfies AgentEntry<RunCodexOptions, CodexState>,
+  gemini: {
+    name: 'gemini',
+    displayName: 'Gemini CLI',
+    executable: 'gemini',
+    dialect: geminiDialect,
+    output: geminiOutputToMessages,
+    run: runGemini,
+  } satisfies AgentEntry<RunGeminiOptions, GeminiState>,
 } as const;
 
 export type AgentName = keyof typeof AGENTS;

@@ -4,6 +4,7 @@ import type { Observable } from 'rxjs';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
+import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { parseDuration } from './duration.js';
 import { replayFile } from './replay.js';
@@ -21,10 +22,12 @@ options:
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
   --session <s>           pi: new, none, continue or an id; claude: new, continue or an id to resume;
-                          codex: new, last or a thread id to resume
+                          codex: new, last or a thread id to resume; gemini: new, latest or a
+                          session id (or index) to resume
   --sandbox <mode>        codex: ${CODEX_SANDBOX_MODES.join(', ')}
+  --approval-mode <mode>  gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)
   --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: pi or claude on PATH; for codex the
+  --executable <path>     the agent executable (default: pi, claude or gemini on PATH; for codex the
                           native binary of the @openai/codex package, else codex on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --no-agent-retry        switch off the agent's own retries
@@ -81,6 +84,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
         provider: { type: 'string' },
         model: { type: 'string' },
         sandbox: { type: 'string' },
+        'approval-mode': { type: 'string' },
         thinking: { type: 'string' },
         session: { type: 'string' },
         cwd: { type: 'string' },
@@ -156,6 +160,13 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       ...(session === undefined || session === 'new' ? {} : { session: session === 'last' ? ('last' as const) : { resume: session } }),
     };
     source = () => AGENTS.codex.run(options);
+  } else if (agent === 'gemini') {
+    const options = {
+      ...common,
+      ...(values['approval-mode'] === undefined ? {} : { approvalMode: values['approval-mode'] as GeminiApprovalMode }),
+      ...(session === undefined || session === 'new' ? {} : { session: session === 'latest' ? ('latest' as const) : { resume: session } }),
+    };
+    source = () => AGENTS.gemini.run(options);
   } else {
     const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
     const options = {

@@ -1,6 +1,6 @@
 import type { CliMessage, FailureReason, StopReason, Usage } from '../messages.js';
 import type { TurnEnd } from './buffer-thinking-until-turn-end.js';
-import type { AgentEvent } from './items.js';
+import type { AgentEvent, RunExit } from './items.js';
 import type { EventValidator } from './parse-json-line.js';
 import type { TextReader } from './snapshot-to-delta.js';
 
@@ -44,9 +44,10 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
   /**
    * What the agent reported about its last error, as data: the model API's HTTP status and a
    * retry-after hint. They go into `terminal.failed`, where `isRetryableFailure` reads them before
-   * any text.
+   * any text. `exit` is how the process ended (`null` when the output ended without an exit item),
+   * for an agent whose exit code says something (Gemini CLI exits with the HTTP status).
    */
-  failureDetails?(state: S): FailureDetails;
+  failureDetails?(state: S, exit: RunExit | null): FailureDetails;
   /**
    * What of stderr explains a failed exit, for the failure's message. Default: its last line. An
    * agent that prints the same lines in every run, or errors over several lines, says better.

@@ -164,7 +164,7 @@ function failure<S, E extends AgentEvent>(
 ): TerminalFailed {
   const agentError = dialect.lastError(state);
   const sessionId = dialect.sessionId(state);
-  const details = dialect.failureDetails?.(state) ?? {};
+  const details = dialect.failureDetails?.(state, exit) ?? {};
   return {
     type: 'terminal.failed',
     reason,

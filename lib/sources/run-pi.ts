@@ -3,12 +3,12 @@ import { buildPiInvocation } from '../agents/pi/args.js';
 import { piOutputToMessages } from '../agents/pi/dialect.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
-import type { ProcessExit } from '../process/items.js';
 import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries, type SettingsOverlay } from '../agents/pi/settings-overlay.js';
 import { hostTempDir } from '../process/host-temp.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
+import { setupFailure } from './setup-failure.js';
 
 /**
  * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
@@ -52,17 +52,4 @@ export function runPi(options: RunPiOptions): Observable<CliMessage> {
       },
     }).pipe(toMessages);
   });
-}
-
-function setupFailure(message: string): ProcessExit {
-  return {
-    kind: 'exit',
-    exitCode: null,
-    signal: null,
-    stderr: '',
-    stderrTruncatedBytes: 0,
-    startError: { stage: 'setup', code: 'ESETUP', message },
-    pid: null,
-    durationMs: 0,
-  };
 }

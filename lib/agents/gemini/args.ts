@@ -1,0 +1,84 @@
+import type { ProcessOptions } from '../../process/options.js';
+import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
+import { GEMINI_APPROVAL_MODES, type RunGeminiOptions } from './options.js';
+
+export interface GeminiInvocation {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly processOptions: ProcessOptions;
+  readonly resuming: boolean;
+  /** Gemini CLI's own retries stay as configured; `false` asks for a home overlay. */
+  readonly agentRetry: boolean;
+}
+
+/**
+ * Validates `runGemini` options (a programmer error throws `TypeError` now) and builds the argv of
+ * `gemini --output-format stream-json`. The prompt goes to stdin, which is then closed, and `-p` is
+ * not given: with a piped stdin and no `-p` the CLI runs headless on stdin's text, byte for byte,
+ * while `-p "-x"` is refused as a missing value and one argument is limited to 128 KiB.
+ */
+export function buildGeminiInvocation(options: RunGeminiOptions): GeminiInvocation {
+  checkOptionsObject('runGemini', options);
+  const {
+    prompt,
+    executable = 'gemini',
+    executableArgs = [],
+    model,
+    approvalMode,
+    session = 'new',
+    skipTrust = true,
+    includeDirectories = [],
+    agentRetry = true,
+    extraArgs = [],
+    ...processOptions
+  } = options;
+  checkPrompt('runGemini', prompt);
+  checkStrings({ executable, model });
+  checkStringLists({ executableArgs, includeDirectories, extraArgs });
+  checkBooleans({ skipTrust, agentRetry });
+  if (approvalMode !== undefined && !(GEMINI_APPROVAL_MODES as readonly string[]).includes(approvalMode)) {
+    throw new TypeError(`agent-rx: approvalMode must be one of ${GEMINI_APPROVAL_MODES.join(', ')}; got ${JSON.stringify(approvalMode)}`);
+  }
+
+  const args = [...executableArgs, '--output-format', 'stream-json'];
+  if (model !== undefined) args.push(`--model=${model}`);
+  if (approvalMode !== undefined) args.push(`--approval-mode=${approvalMode}`);
+  if (skipTrust) args.push('--skip-trust');
+  for (const dir of includeDirectories) args.push(`--include-directories=${dir}`);
+  let resuming = false;
+  if (session === 'latest') {
+    args.push('--resume=latest');
+    resuming = true;
+  } else if (typeof session === 'object' && (session as unknown) !== null && 'resume' in session) {
+    checkString('session.resume', session.resume);
+    args.push(`--resume=${session.resume}`);
+    resuming = true;
+  } else if (typeof session === 'object' && (session as unknown) !== null && 'id' in session) {
+    checkString('session.id', session.id);
+    args.push(`--session-id=${session.id}`);
+  } else if ((session as unknown) !== 'new') {
+    throw new TypeError(`agent-rx: session must be 'new', 'latest', { id } or { resume }; got ${JSON.stringify(session)}`);
+  }
+  args.push(...extraArgs);
+
+  return {
+    command: executable,
+    args,
+    processOptions: {
+      // SIGTERM ends Gemini CLI within tens of ms (exit 0, no result line); its shell commands run
+      // in their own session and outlive it, so the tree kill after the grace period ends them.
+      interrupt: { signal: 'SIGTERM', stdin: null },
+      ...processOptions,
+      env: {
+        // One process: the launcher would start a second Node and ignore the interrupt itself.
+        GEMINI_CLI_NO_RELAUNCH: 'true',
+        ...processOptions.env,
+      },
+      stdin: prompt,
+      // Its retries are told only on stderr.
+      stderrLines: true,
+    },
+    resuming,
+    agentRetry,
+  };
+}

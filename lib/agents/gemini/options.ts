@@ -1,0 +1,44 @@
+import type { ProcessOptions } from '../../process/options.js';
+
+/**
+ * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
+ * `default` mode the shell tool is not even offered to the model; `yolo` allows every tool.
+ */
+export const GEMINI_APPROVAL_MODES = ['default', 'auto_edit', 'yolo', 'plan'] as const;
+export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
+
+/**
+ * Which session a Gemini CLI run uses: `'new'` (default), `{ id }` (a new session with this UUID,
+ * `--session-id`), `'latest'` (the latest session of `cwd`, `--resume latest`) or `{ resume }` (a
+ * session by the index `--list-sessions` shows, `--resume <index>`).
+ */
+export type GeminiSession = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
+
+/** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'> {
+  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
+  readonly prompt: string;
+  /** The Gemini CLI executable. Default `gemini` (found on PATH). */
+  readonly executable?: string;
+  /** Arguments placed before Gemini CLI's own, e.g. `executable: process.execPath, executableArgs: ['bundle/gemini.js']`. */
+  readonly executableArgs?: readonly string[];
+  /** `--model`. */
+  readonly model?: string;
+  /** `--approval-mode`. Default Gemini CLI's (`default`: no shell tool in a headless run). */
+  readonly approvalMode?: GeminiApprovalMode;
+  readonly session?: GeminiSession;
+  /**
+   * Trust `cwd` for this run (`--skip-trust`): in a folder it does not trust, Gemini CLI exits 55
+   * with nothing on stdout. Default true, because the caller chose the folder.
+   */
+  readonly skipTrust?: boolean;
+  /** More folders of the workspace (`--include-directories`). */
+  readonly includeDirectories?: readonly string[];
+  /**
+   * `false` switches off Gemini CLI's own retries of model requests (`general.maxAttempts: 1`; by
+   * default it tries 10 times with back-off, minutes for a failing run). Default: its settings.
+   */
+  readonly agentRetry?: boolean;
+  /** More arguments, placed after the ones built from these options. */
+  readonly extraArgs?: readonly string[];
+}

@@ -1,0 +1,54 @@
+import { defer, of, type Observable } from 'rxjs';
+import { buildGeminiInvocation } from '../agents/gemini/args.js';
+import { geminiOutputToMessages } from '../agents/gemini/dialect.js';
+import type { RunGeminiOptions } from '../agents/gemini/options.js';
+import { createGeminiHomeOverlay, GEMINI_HOME_ENV, geminiHome, withoutRetries } from '../agents/gemini/settings-overlay.js';
+import type { SettingsOverlay } from '../agents/shared/settings-overlay.js';
+import type { CliMessage } from '../messages.js';
+import { hostTempDir } from '../process/host-temp.js';
+import { resolveProcessOptions } from '../process/options.js';
+import { describe } from '../process/process-table.js';
+import { processLines } from './process-lines.js';
+import { setupFailure } from './setup-failure.js';
+
+/**
+ * Runs Gemini CLI (`gemini --output-format stream-json`, headless on the prompt given on stdin) as
+ * a cold Observable of `CliMessage`s: the same contract as `runPi`. Each subscription starts one
+ * process; the stream ends with exactly one terminal message. Unsubscribing sends SIGTERM, and
+ * SIGKILLs the whole tree after the grace period: Gemini CLI's shell commands outlive it otherwise.
+ *
+ * Gemini CLI's retries, which it tells only on stderr, are `agent.retry` messages. A run it ends
+ * without a `result` line (a signal makes it exit 0) is a failure, never a completion.
+ *
+ * @example
+ * runGemini({ prompt: 'Fix the failing test', approvalMode: 'yolo', idleTimeoutMs: 120_000 })
+ *   .subscribe((message) => {
+ *     if (message.type === 'assistant') process.stdout.write(message.text);
+ *   });
+ */
+export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
+  const invocation = buildGeminiInvocation(options);
+  const toMessages = geminiOutputToMessages({ resuming: invocation.resuming });
+  const { command, args, processOptions } = invocation;
+  // Every option is checked now, whichever way the run is built below.
+  resolveProcessOptions(command, args, processOptions);
+  if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
+  // Each subscription gets its own home overlay in the host's temporary folder, removed once its
+  // processes are gone (and with that folder at host exit).
+  return defer(() => {
+    let overlay: SettingsOverlay;
+    try {
+      overlay = createGeminiHomeOverlay(geminiHome({ ...process.env, ...processOptions.env }), withoutRetries, hostTempDir());
+    } catch (error) {
+      return of(setupFailure(`could not prepare Gemini CLI's settings without retries: ${describe(error)}`)).pipe(toMessages);
+    }
+    return processLines(command, args, {
+      ...processOptions,
+      env: { ...processOptions.env, [GEMINI_HOME_ENV]: overlay.dir },
+      onStopped: (report) => {
+        overlay.remove();
+        processOptions.onStopped?.(report);
+      },
+    }).pipe(toMessages);
+  });
+}
