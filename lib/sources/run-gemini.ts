@@ -1,15 +1,12 @@
-import { defer, of, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { buildGeminiInvocation } from '../agents/gemini/args.js';
 import { geminiOutputToMessages } from '../agents/gemini/dialect.js';
 import type { RunGeminiOptions } from '../agents/gemini/options.js';
 import { createGeminiHomeOverlay, GEMINI_HOME_ENV, geminiHome, withoutRetries } from '../agents/gemini/settings-overlay.js';
-import type { SettingsOverlay } from '../agents/shared/settings-overlay.js';
 import type { CliMessage } from '../messages.js';
-import { hostTempDir } from '../process/host-temp.js';
 import { resolveProcessOptions } from '../process/options.js';
-import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
-import { setupFailure } from './setup-failure.js';
+import { runWithOverlay, type RunOverlay } from './overlay-run.js';
 
 /**
  * Runs Gemini CLI (`gemini --output-format stream-json`, headless on the prompt given on stdin) as
@@ -33,22 +30,10 @@ export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
   // Every option is checked now, whichever way the run is built below.
   resolveProcessOptions(command, args, processOptions);
   if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  // Each subscription gets its own home overlay in the host's temporary folder, removed once its
-  // processes are gone (and with that folder at host exit).
-  return defer(() => {
-    let overlay: SettingsOverlay;
-    try {
-      overlay = createGeminiHomeOverlay(geminiHome({ ...process.env, ...processOptions.env }), withoutRetries, hostTempDir());
-    } catch (error) {
-      return of(setupFailure(`could not prepare Gemini CLI's settings without retries: ${describe(error)}`)).pipe(toMessages);
-    }
-    return processLines(command, args, {
-      ...processOptions,
-      env: { ...processOptions.env, [GEMINI_HOME_ENV]: overlay.dir },
-      onStopped: (report) => {
-        overlay.remove();
-        processOptions.onStopped?.(report);
-      },
-    }).pipe(toMessages);
-  });
+  const overlay: RunOverlay = {
+    create: (env, parent) => createGeminiHomeOverlay(geminiHome(env), withoutRetries, parent),
+    env: GEMINI_HOME_ENV,
+    what: "Gemini CLI's settings without retries",
+  };
+  return runWithOverlay(command, args, processOptions, overlay, toMessages);
 }

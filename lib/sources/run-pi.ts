@@ -1,14 +1,12 @@
-import { defer, of, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { buildPiInvocation } from '../agents/pi/args.js';
 import { piOutputToMessages } from '../agents/pi/dialect.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
-import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries, type SettingsOverlay } from '../agents/pi/settings-overlay.js';
-import { hostTempDir } from '../process/host-temp.js';
+import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries } from '../agents/pi/settings-overlay.js';
 import { resolveProcessOptions } from '../process/options.js';
-import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
-import { setupFailure } from './setup-failure.js';
+import { runWithOverlay, type RunOverlay } from './overlay-run.js';
 
 /**
  * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
@@ -32,24 +30,10 @@ export function runPi(options: RunPiOptions): Observable<CliMessage> {
   // Every option is checked now, whichever way the run is built below.
   resolveProcessOptions(command, args, processOptions);
   if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  // Each subscription gets its own settings overlay, inside the host's temporary folder: removed
-  // once its processes are gone, and with that folder at host exit (by the keeper if the host is
-  // killed without warning).
-  return defer(() => {
-    let overlay: SettingsOverlay;
-    try {
-      const realDir = piAgentDir({ ...process.env, ...processOptions.env });
-      overlay = createSettingsOverlay(realDir, withoutRetries, invocation.savesSession, hostTempDir());
-    } catch (error) {
-      return of(setupFailure(`could not prepare pi's settings without retries: ${describe(error)}`)).pipe(toMessages);
-    }
-    return processLines(command, args, {
-      ...processOptions,
-      env: { ...processOptions.env, [PI_AGENT_DIR_ENV]: overlay.dir },
-      onStopped: (report) => {
-        overlay.remove();
-        processOptions.onStopped?.(report);
-      },
-    }).pipe(toMessages);
-  });
+  const overlay: RunOverlay = {
+    create: (env, parent) => createSettingsOverlay(piAgentDir(env), withoutRetries, invocation.savesSession, parent),
+    env: PI_AGENT_DIR_ENV,
+    what: "pi's settings without retries",
+  };
+  return runWithOverlay(command, args, processOptions, overlay, toMessages);
 }
