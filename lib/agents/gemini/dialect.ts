@@ -174,6 +174,9 @@ const STDERR_NOISE = [
   /^status: \d+$/,
 ];
 
+// eslint-disable-next-line no-control-regex -- terminal colour sequences are what is matched
+const ANSI_SEQUENCE = /\u001b\[[0-9;]*[A-Za-z]/g;
+
 /**
  * The stderr text that explains an exit without a `result`: the last two lines that are not
  * routine (Gemini CLI says what is wrong, then what to do: "…you must specify the GEMINI_API_KEY
@@ -181,6 +184,8 @@ const STDERR_NOISE = [
  */
 export function geminiStderrLine(stderr: string): string | undefined {
   const lines = stderr
+    // Some of its messages are coloured, even on a pipe.
+    .replace(ANSI_SEQUENCE, '')
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '' && !STDERR_NOISE.some((noise) => noise.test(line)));

@@ -10,7 +10,8 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
 /**
  * Which session a Gemini CLI run uses: `'new'` (default), `{ id }` (a new session with this UUID,
  * `--session-id`), `'latest'` (the latest session of `cwd`, `--resume latest`) or `{ resume }` (a
- * session by the index `--list-sessions` shows, `--resume <index>`).
+ * session of `cwd` by its id, or by the index `--list-sessions` shows, which changes as sessions
+ * are made: `--resume <id>`).
  */
 export type GeminiSession = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
