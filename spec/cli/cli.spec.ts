@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, piOutputToMessages, type ProcessItem } from '../../lib/index.js';
+import { CliMessageSchema, geminiOutputToMessages, piOutputToMessages, type ProcessItem } from '../../lib/index.js';
 import { parseDuration } from '../../lib/cli/duration.js';
-import { parseRunArgs, type RunRequest } from '../../lib/cli/run-command.js';
+import { parseRunArgs, RUN_USAGE, type RunRequest } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
 import { exit } from '../helpers/items.js';
 import { fixture, isAlive } from '../helpers/processes.js';
@@ -56,7 +56,7 @@ describe('agent-rx run --json', () => {
     expect(JSON.parse(failed.stdout.trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'agent-error' });
     const usage = await cli(['run', '--agent', 'gpt', 'hi']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('--agent must be one of pi, claude, codex');
+    expect(usage.stderr).toContain('--agent must be one of pi, claude, codex, gemini; got gpt');
     expect((await cli(['run'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
   });
@@ -73,6 +73,29 @@ describe('agent-rx run --json', () => {
     const messages = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
     expect(messages.map((message) => message.type)).toEqual(['session.started', 'agent.retry', 'terminal.failed']);
     expect(messages.at(-1)).toMatchObject({ reason: 'agent-error', httpStatus: 401 });
+  });
+
+  it('replays Gemini CLI output with --agent gemini: an API error is an agent-error with its HTTP status; a run without a result never completes', async () => {
+    const failed = await cli(['run', '--json', '--agent', 'gemini', '--replay', fixture('gemini/http401.jsonl')]);
+    expect(failed.code).toBe(1);
+    const messages = failed.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
+    for (const message of messages) expect(CliMessageSchema.safeParse(message).success).toBe(true);
+    expect(messages.map((message) => message.type)).toEqual(['session.started', 'terminal.failed']);
+    expect(messages.at(-1)).toMatchObject({ reason: 'agent-error', httpStatus: 401, sessionId: '51b66114-1d5b-4b51-b579-d68e12c8f08e' });
+
+    const tool = await cli(['run', '--json', '--agent', 'gemini', '--replay', fixture('gemini/tool.jsonl')]);
+    expect(tool.code).toBe(0);
+    const printed = tool.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
+    const lines = readFileSync(fixture('gemini/tool.jsonl'), 'utf8').trimEnd().split('\n').map((text): ProcessItem => ({ kind: 'line', text }));
+    expect(printed).toEqual(await lastValueFrom(from([...lines, exit()]).pipe(geminiOutputToMessages(), toArray())));
+
+    const cancelled = await cli(['run', '--json', '--agent', 'gemini', '--replay', fixture('gemini/cancel-sigterm-norelaunch.jsonl')]);
+    expect(cancelled.code).toBe(1);
+    expect(JSON.parse(cancelled.stdout.trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'missing-terminal' });
+
+    // --session latest replays as a resumed session.
+    const resumed = await cli(['run', '--json', '--agent', 'gemini', '--session', 'latest', '--replay', fixture('gemini/resume-latest.jsonl')]);
+    expect(JSON.parse(resumed.stdout.split('\n')[0] ?? '')).toEqual({ type: 'session.resumed', sessionId: '11111111-2222-4333-8444-555555555555' });
   });
 
   it('reports an unreadable replay file as a failed run', async () => {
@@ -291,5 +314,50 @@ describe('agent-rx run --agent codex', () => {
   it("refuses what runCodex refuses, as usage errors: an unknown sandbox, --no-agent-retry without the custom provider's id", () => {
     expect(usageError(['--agent', 'codex', '--sandbox', 'none', 'hi'])).toContain('sandbox must be one of read-only, workspace-write, danger-full-access');
     expect(usageError(['--agent', 'codex', '--no-agent-retry', 'hi'])).toContain('agentRetry: false needs `provider`');
+  });
+});
+
+describe('agent-rx run --agent gemini', () => {
+  const usageError = (argv: readonly string[]): string => {
+    const request = parseRunArgs(argv);
+    if (request.kind !== 'usage-error') throw new Error(`not a usage error: ${JSON.stringify(request)}`);
+    return request.message;
+  };
+
+  it('the usage lists gemini, its sessions and --approval-mode', () => {
+    expect(RUN_USAGE).toContain('--agent <pi|claude|codex|gemini>');
+    expect(RUN_USAGE).toContain('--approval-mode <mode>  gemini: default, auto_edit, yolo, plan');
+    expect(RUN_USAGE).toMatch(/gemini: new, latest or a\s+session id \(or index\) to resume/);
+  });
+
+  it('takes --approval-mode, --session latest or an index, --model and --no-agent-retry', () => {
+    for (const argv of [['--approval-mode', 'yolo'], ['--approval-mode', 'plan'], ['--session', 'latest'], ['--session', '3'], ['--model', 'gemini-2.5-flash'], ['--no-agent-retry']]) {
+      expect(parseRunArgs(['--agent', 'gemini', ...argv, 'hi'])).toMatchObject({ kind: 'run', agent: 'gemini', prompt: 'hi' });
+    }
+  });
+
+  it('refuses what runGemini refuses, as usage errors: an unknown approval mode', () => {
+    expect(usageError(['--agent', 'gemini', '--approval-mode', 'always', 'hi'])).toContain('approvalMode must be one of default, auto_edit, yolo, plan');
+    expect(usageError(['--agent', 'gemini', '--approval-mode', '', 'hi'])).toContain('approvalMode must be one of');
+  });
+
+  it('runs the executable it is given as Gemini CLI: the options as its arguments, the prompt on stdin', async () => {
+    const result = await cli(['run', '--json', '--agent', 'gemini', '--executable', fixture('gemini/tell-run.mjs'), '--approval-mode', 'yolo', '--session', 'latest', '--model', 'm', '--', '-p looks like a flag']);
+    expect(result.code).toBe(1);
+    const terminal = JSON.parse(result.stdout.trimEnd().split('\n').at(-1) ?? '') as { reason: string; stderr: string };
+    expect(terminal.reason).toBe('exit');
+    const seen = JSON.parse(terminal.stderr) as { args: string[]; stdin: { base64: string }; env: Record<string, string | null> };
+    expect(seen.args).toEqual(['--output-format', 'stream-json', '--model=m', '--approval-mode=yolo', '--skip-trust', '--resume=latest']);
+    expect(Buffer.from(seen.stdin.base64, 'base64').toString('utf8')).toBe('-p looks like a flag');
+    expect(seen.env['GEMINI_CLI_NO_RELAUNCH']).toBe('true');
+    expect(seen.env['GEMINI_CLI_HOME']).toBeNull();
+  });
+
+  it('runs the replay agent as Gemini CLI and renders its tool call and usage', async () => {
+    const result = await cli(['run', '--agent', 'gemini', '--executable', REPLAY_AGENT, '--model', 'gemini-tool', 'Say hello'], { PI_REPLAY_SPEED: '0' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('I will run `echo hello`.');
+    expect(result.stdout).toContain('run_shell_command');
+    expect(result.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\) · \d/);
   });
 });

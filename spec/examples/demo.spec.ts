@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { claudeOptionsFor, codexOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseDemoArgs, piOptionsFor } from '../../examples/demo-options.js';
+import { claudeOptionsFor, codexOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, geminiOptionsFor, parseDemoArgs, piOptionsFor, USAGE } from '../../examples/demo-options.js';
 
 const DEFAULT_TRANSCRIPT = DEFAULT_TRANSCRIPTS.pi;
 import { DEMO_SCRIPT, runNode, startNode } from './child.js';
@@ -65,6 +65,46 @@ describe('examples/demo.ts', () => {
     expect(run.stdout).toContain('replay of a recorded Codex run: codex-tool');
     expect(run.stdout).toContain("▸ command_execution  /bin/bash -lc 'echo hello'\n  ✓ command_execution  hello\n");
     expect(run.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\)/);
+  });
+
+  it('replays a Gemini CLI run with --agent gemini (gemini-tool), through the replay script given as the executable; the real one may run commands', () => {
+    const request = parseDemoArgs(['--agent', 'gemini'], {});
+    expect(request).toEqual({ kind: 'run', agent: 'gemini', real: false, prompt: DEFAULT_PROMPT, model: 'gemini-tool' });
+    expect(DEFAULT_TRANSCRIPTS.gemini).toBe('gemini-tool');
+    if (request.kind !== 'run') throw new Error('expected a run');
+    expect(geminiOptionsFor(request, '/replay.mjs')).toEqual({
+      prompt: DEFAULT_PROMPT,
+      approvalMode: 'yolo',
+      model: 'gemini-tool',
+      executable: process.execPath,
+      executableArgs: ['/replay.mjs'],
+    });
+    expect(describeAgent(request)).toBe('replay of a recorded Gemini CLI run: gemini-tool (offline; --real runs gemini)');
+    const real = parseDemoArgs(['--agent', 'gemini', '--real', '--model', 'gemini-2.5-flash', 'Fix', 'it'], {});
+    if (real.kind !== 'run') throw new Error('expected a run');
+    // No executable: runGemini runs `gemini` from PATH; without yolo a headless run has no shell tool.
+    expect(geminiOptionsFor(real, '/replay.mjs')).toEqual({ prompt: 'Fix it', approvalMode: 'yolo', model: 'gemini-2.5-flash' });
+    expect(describeAgent(real)).toBe('Gemini CLI (gemini-2.5-flash)');
+    expect(parseDemoArgs(['--agent', 'gemini', '--transcript', 'gemini-http401'], {})).toMatchObject({ kind: 'run', agent: 'gemini', model: 'gemini-http401' });
+    expect(USAGE).toContain('--agent <pi|claude|codex|gemini>');
+  });
+
+  it('renders a replayed Gemini CLI run: the deltas, the shell command and its output, the usage', async () => {
+    const run = await runNode([...demo, '--agent', 'gemini'], '', quiet);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('replay of a recorded Gemini CLI run: gemini-tool');
+    expect(run.stdout).toContain('session 18cbe23c-fde1-4e4b-a457-716548e5a06b\n\nI will run `echo hello`.\n');
+    expect(run.stdout).toMatch(/▸ run_shell_command {2}.*echo hello.*\n {2}✓ run_shell_command {2}hello\n/);
+    expect(run.stdout).toContain('The command ran. Tool output was: ');
+    expect(run.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\)/);
+  });
+
+  it('a replayed Gemini CLI API error exits 1 with its HTTP error', async () => {
+    const run = await runNode([...demo, '--agent', 'gemini', '--transcript', 'gemini-http401'], '', quiet);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('✗ failed · agent-error: Gemini CLI reported an error: [API Error: ');
+    expect(run.stdout).toContain('API key not valid');
   });
 
   it('renders a replayed run with a tool call and exits 0', async () => {

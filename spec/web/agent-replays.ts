@@ -13,7 +13,10 @@ export interface ReplayExpectation {
 
 const CODEX_ANSWER = 'The command ran. Tool output was: "Chunk ID: e86236\\nWall time: 0.1109 seconds\\nProcess exited with code 0\\nOriginal token count: 2\\nOutput:\\nhello\\n"';
 
-/** The recorded Claude Code and Codex runs that the web example replays by default. */
+const GEMINI_ANSWER =
+  'The command ran. Tool output was: "[{\\"output\\":\\"<untrusted_context>\\\\nOutput: hello\\\\nProcess Group PGID: 31468\\\\n</untrusted_context>\\"}]"';
+
+/** The recorded Claude Code, Codex and Gemini CLI runs that the web example replays by default. */
 export const OTHER_AGENT_REPLAYS: readonly ReplayExpectation[] = [
   {
     agent: 'claude',
@@ -27,6 +30,13 @@ export const OTHER_AGENT_REPLAYS: readonly ReplayExpectation[] = [
     describe: `replay of a recorded Codex run: ${DEFAULT_TRANSCRIPTS.codex} (offline; --real runs Codex)`,
     texts: ['I will run `echo hello`.', CODEX_ANSWER],
     tool: { name: 'command_execution', command: "/bin/bash -lc 'echo hello'", output: 'hello\n' },
+    totalTokens: 167,
+  },
+  {
+    agent: 'gemini',
+    describe: `replay of a recorded Gemini CLI run: ${DEFAULT_TRANSCRIPTS.gemini} (offline; --real runs Gemini CLI)`,
+    texts: ['I will run `echo hello`.', GEMINI_ANSWER],
+    tool: { name: 'run_shell_command', command: 'echo hello', output: 'hello' },
     totalTokens: 167,
   },
 ];

@@ -135,7 +135,7 @@ describe('the web example in Chromium', () => {
   }, 60_000);
 });
 
-// The Claude Code and Codex replays, each served by a server of its own, in the same browser.
+// The Claude Code, Codex and Gemini CLI replays, each served by a server of its own, in the same browser.
 describe.each(OTHER_AGENT_REPLAYS)('the web example running the $agent replay in Chromium', (expected) => {
   let own: WebServer | undefined;
   beforeAll(async () => {

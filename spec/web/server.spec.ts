@@ -106,7 +106,7 @@ describe('examples/web/server.ts', () => {
   });
 });
 
-// The Claude Code and Codex replays, each through a server of its own (one agent per server).
+// The Claude Code, Codex and Gemini CLI replays, each through a server of its own (one agent per server).
 describe.each(OTHER_AGENT_REPLAYS)('examples/web/server.ts running the $agent replay', (expected) => {
   const ownReports: StopReport[] = [];
   let own: WebServer;
@@ -205,7 +205,7 @@ describe('parseWebArgs', () => {
     expect(request).toMatchObject({ kind: 'serve', agent: { kind: 'replay', agent: 'codex', transcript: 'codex-reasoning' } });
   });
 
-  it('runs the real Codex with its provider and model, and the real Claude Code with a model', () => {
+  it('runs the real Codex with its provider and model, the real Claude Code and Gemini CLI with a model', () => {
     const codex = parseWebArgs(['--agent', 'codex', '--real', '--provider', 'proxy', '--model', 'gpt-x'], {});
     expect(codex).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'codex', provider: 'proxy', model: 'gpt-x' } });
     if (codex.kind !== 'serve') return;
@@ -217,19 +217,30 @@ describe('parseWebArgs', () => {
     if (claude.kind !== 'serve') return;
     expect(runOptionsFor(claude.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', model: 'sonnet', executable: '/opt/claude' });
     expect(describeAgent(claude.agent)).toBe('Claude Code at /opt/claude (sonnet)');
+
+    const gemini = parseWebArgs(['--agent', 'gemini', '--real', '--model', 'gemini-2.5-flash'], {});
+    expect(gemini).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'gemini', model: 'gemini-2.5-flash' } });
+    if (gemini.kind !== 'serve') return;
+    expect(runOptionsFor(gemini.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', model: 'gemini-2.5-flash' });
+    expect(describeAgent(gemini.agent)).toBe('Gemini CLI (gemini-2.5-flash)');
   });
 
-  it('refuses an unknown agent, and a provider for Claude Code, naming the choices', () => {
-    expect(parseWebArgs(['--agent', 'gemini'], {})).toEqual({ kind: 'usage-error', message: "--agent must be one of pi, claude, codex; got 'gemini'" });
+  it('refuses an unknown agent, and a provider for Claude Code or Gemini CLI, naming the choices', () => {
+    expect(parseWebArgs(['--agent', 'gpt'], {})).toEqual({ kind: 'usage-error', message: "--agent must be one of pi, claude, codex, gemini; got 'gpt'" });
     expect(parseWebArgs(['--agent', 'claude', '--real', '--provider', 'anthropic'], {})).toEqual({
       kind: 'usage-error',
       message: '--provider is for pi and codex; Claude Code takes none',
+    });
+    expect(parseWebArgs(['--agent', 'gemini', '--real', '--provider', 'google'], {})).toEqual({
+      kind: 'usage-error',
+      message: '--provider is for pi and codex; Gemini CLI takes none',
     });
     expect(parseWebArgs(['--agent', 'codex', '--model', 'x'], {})).toMatchObject({ kind: 'usage-error' });
   });
 
   it('lists every agent of the table and its default replay in the usage', () => {
-    expect(USAGE).toContain('--agent <pi|claude|codex>');
+    expect(USAGE).toContain('--agent <pi|claude|codex|gemini>');
+    expect(USAGE).toContain('--provider <name>     passed to pi or codex');
     for (const name of AGENT_NAMES) expect(USAGE).toContain(`${DEFAULT_TRANSCRIPTS[name]} (${name})`);
   });
 
