@@ -446,6 +446,13 @@ describe('geminiStderrLine', () => {
     expect(geminiStderrLine('  status: 500\n}\n{\n    at x (y:1:2)\nLoaded cached credentials.\n')).toBeUndefined();
   });
 
+  it('leaves out terminal colour sequences, which some of its messages have even on a pipe', () => {
+    expect(geminiStderrLine('\u001b[33mWarning: 256-color support not detected.\u001b[0m\n\u001b[31mGemini CLI is not running in a trusted directory.\u001b[39m\n')).toBe(
+      'Gemini CLI is not running in a trusted directory.',
+    );
+    expect(geminiStderrLine('\u001b[2m\u001b[0m\n')).toBeUndefined();
+  });
+
   it('cuts a long explanation at 500 characters', () => {
     const long = `Error: ${'x'.repeat(600)}`;
     const explained = geminiStderrLine(`${long}\n`);
