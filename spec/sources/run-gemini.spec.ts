@@ -289,7 +289,7 @@ describe('runGemini: exact streams', () => {
     expect(only(messages, 'agent.warning')).toEqual([]);
     const error = 'The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.';
     const terminal = terminalOf(messages);
-    expect(terminal).toMatchObject({ reason: 'agent-error', exitCode: 0, agentError: error, sessionId: '5e1f0000-0000-4000-8000-000000000002' });
+    expect(terminal).toMatchObject({ reason: 'agent-error', exitCode: 0, agentError: error, message: `Gemini CLI reported an error: ${error}`, sessionId: '5e1f0000-0000-4000-8000-000000000002' });
     expect(terminal).not.toHaveProperty('httpStatus');
   });
 

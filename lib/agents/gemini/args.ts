@@ -36,6 +36,9 @@ export function buildGeminiInvocation(options: RunGeminiOptions): GeminiInvocati
   checkStrings({ executable, model });
   checkStringLists({ executableArgs, includeDirectories, extraArgs });
   checkBooleans({ skipTrust, agentRetry });
+  // Gemini CLI splits the flag's values at commas.
+  const split = includeDirectories.find((dir) => dir.includes(','));
+  if (split !== undefined) throw new TypeError(`agent-rx: includeDirectories cannot hold a path with a comma (Gemini CLI splits it there); got ${JSON.stringify(split)}`);
   if (approvalMode !== undefined && !(GEMINI_APPROVAL_MODES as readonly string[]).includes(approvalMode)) {
     throw new TypeError(`agent-rx: approvalMode must be one of ${GEMINI_APPROVAL_MODES.join(', ')}; got ${JSON.stringify(approvalMode)}`);
   }

@@ -121,15 +121,24 @@ function mapGeminiEvent(state: GeminiState, event: AgentEvent): readonly CliMess
 
 /**
  * Gemini CLI retries failed model requests silently, saying so only on stderr (each notice followed
- * by a stack trace): `Attempt 1 failed with status 500. Retrying with backoff... _ApiError: {…}` or
+ * by a stack trace): `Attempt 1 failed with status 500. Retrying with backoff... _ApiError: {…}`,
  * `Attempt 1 failed. Retrying with backoff... Error: exception TypeError: fetch failed sending
- * request`. Its last attempt says `Attempt 2 failed: …. Max attempts reached`: that is no retry.
+ * request`, `Attempt 1 failed with 5xx error. Retrying with backoff...`, or, when the API said how
+ * long to wait, `Attempt 1 failed: <message>. Retrying after 5000ms...`. Its last attempt says
+ * `Attempt 2 failed: …. Max attempts reached`: that is no retry.
  */
 export function mapGeminiStderrLine(_state: GeminiState, line: string): readonly CliMessage[] {
-  const notice = /^Attempt (\d+) failed(?: with status (\d{3}))?\. Retrying with backoff\.\.\.\s*(.*)$/.exec(line.trim());
+  const notice = /^Attempt (\d+) failed(?: with status (\d{3})| with ([^.]+?))?(?::\s*(.*?))?\. Retrying (?:with backoff|after (\d+)\s*ms)\.\.\.\s*(.*)$/.exec(line.trim());
   if (notice === null) return [];
-  const [, attempt = '', status, error = ''] = notice;
-  return [{ type: 'agent.retry', attempt: Number(attempt), reason: retryReason(status, error) }];
+  const [, attempt = '', status, kind, message, delay, error = ''] = notice;
+  return [
+    {
+      type: 'agent.retry',
+      attempt: Number(attempt),
+      ...(delay === undefined ? {} : { delayMs: Number(delay) }),
+      reason: message ?? (kind === undefined ? retryReason(status, error) : kind),
+    },
+  ];
 }
 
 /** `500 fake internal server error` from the API error's JSON, else the error's own text. */
@@ -205,7 +214,8 @@ function concludeGemini(state: GeminiState): Conclusion {
   }
   const error = result.error;
   if (error?.type === 'FatalCancellationError') return { kind: 'failed', reason: 'aborted', message: `Gemini CLI cancelled the run: ${error.message}`, ended: true };
-  return { kind: 'failed', reason: 'agent-error', message: `Gemini CLI reported an error: ${error?.message ?? result.status}`, ended: true };
+  // An empty or blocked model response ends with a result that names no error, after an `error` line.
+  return { kind: 'failed', reason: 'agent-error', message: `Gemini CLI reported an error: ${error?.message ?? state.lastError ?? result.status}`, ended: true };
 }
 
 /**

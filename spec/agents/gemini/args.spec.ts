@@ -155,6 +155,8 @@ describe('Gemini CLI arguments', () => {
       { prompt: 'p', agentRetry: 'no' },
       { prompt: 'p', includeDirectories: '/tmp' },
       { prompt: 'p', includeDirectories: [null] },
+      // Gemini CLI would split it at the comma.
+      { prompt: 'p', includeDirectories: ['/a,b'] },
       { prompt: 'p', extraArgs: '--debug' },
       { prompt: 'p', extraArgs: [1] },
     ];

@@ -261,6 +261,14 @@ describe('Gemini CLI dialect: stderr, retries and errors', () => {
       { type: 'agent.retry', attempt: 4, reason: '500 {"error":{"code":500}}' },
     ]);
     expect(map('Attempt 5 failed. Retrying with backoff...')).toEqual([{ type: 'agent.retry', attempt: 5, reason: 'failed' }]);
+    // The bundle's other forms: a delay the API asked for, and a status class without the error.
+    expect(map('Attempt 3 failed: Quota exceeded. Please retry in 5s. Retrying after 5000ms...')).toEqual([
+      { type: 'agent.retry', attempt: 3, delayMs: 5000, reason: 'Quota exceeded. Please retry in 5s' },
+    ]);
+    expect(map('Attempt 2 failed with 429 error (no Retry-After header). Retrying with backoff...')).toEqual([
+      { type: 'agent.retry', attempt: 2, reason: '429 error (no Retry-After header)' },
+    ]);
+    expect(map('Attempt 2 failed with 5xx error. Retrying with backoff...')).toEqual([{ type: 'agent.retry', attempt: 2, reason: '5xx error' }]);
     expect(map('  Attempt 6 failed. Retrying with backoff... Error: socket hang up  ')).toEqual([{ type: 'agent.retry', attempt: 6, reason: 'socket hang up' }]);
     for (const text of ['', 'Attempt one failed. Retrying with backoff...', 'Retrying with backoff...', 'YOLO mode is enabled. All tool calls will be automatically approved.', '}']) {
       expect([text, map(text)]).toEqual([text, []]);
