@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import {
   findCodexExecutable,
@@ -28,7 +27,7 @@ import {
   startFakeModelServer,
   type FakeModelServer,
 } from './fake-model-server.js';
-import { eventually, sessionIdOf, stopWhileToolRuns, tools, types } from './suite.js';
+import { eventually, freePort, sessionIdOf, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /**
@@ -377,15 +376,3 @@ describe('real Codex: clean-up', () => {
     expect(TAG.processes()).toEqual([]);
   });
 });
-
-/** A port nothing listens on: taken from the OS, then closed. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => {
-    resolve();
-  }));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { tap } from 'rxjs';
 import { runGemini, stopAllRuns, type CliMessage, type RunGeminiOptions, type StopReport, type TerminalFailed } from '../../lib/index.js';
-import { hostTempPath } from '../../lib/process/host-temp.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -20,7 +17,7 @@ import {
   type FakeModelServer,
 } from './fake-model-server.js';
 import { createGeminiEnv, GEMINI_FAKE_API_KEY, GEMINI_MODEL, geminiCommand, type GeminiEnv } from './gemini-env.js';
-import { eventually, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
+import { eventually, freePort, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /**
@@ -342,7 +339,7 @@ describe('real Gemini CLI: agentRetry: false', () => {
     async () => {
       server.reset();
       const settingsBefore = readFileSync(env.settingsPath, 'utf8');
-      const overlaysBefore = overlays();
+      const overlaysBefore = overlays('agent-rx-gemini-');
       let during: string[] = [];
       let stoppedReport: (report: StopReport) => void = () => undefined;
       const report = new Promise<StopReport>((resolve) => {
@@ -350,7 +347,7 @@ describe('real Gemini CLI: agentRetry: false', () => {
       });
       const run$ = runGemini(options('http500', { agentRetry: false, onStopped: stoppedReport })).pipe(
         tap((message) => {
-          if (message.type === 'session.started') during = overlays();
+          if (message.type === 'session.started') during = overlays('agent-rx-gemini-');
         }),
       );
       const messages = await timings.run('http500, agentRetry: false', run$);
@@ -359,7 +356,7 @@ describe('real Gemini CLI: agentRetry: false', () => {
       expect(server.requestsFor('http500')).toHaveLength(1);
       expect(during.filter((name) => !overlaysBefore.includes(name))).toHaveLength(1);
       expect((await report).confirmed).toBe(true);
-      expect(overlays()).toEqual(overlaysBefore);
+      expect(overlays('agent-rx-gemini-')).toEqual(overlaysBefore);
       expect(readFileSync(env.settingsPath, 'utf8')).toBe(settingsBefore);
     },
     SLOW,
@@ -462,28 +459,3 @@ describe('real Gemini CLI: clean-up', () => {
     expect(TAG.processes()).toEqual([]);
   });
 });
-
-// Overlays are made in the host's temporary folder.
-function overlays(): string[] {
-  const dir = hostTempPath();
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.startsWith('agent-rx-gemini-'))
-    .filter((name) => statSync(join(dir, name)).isDirectory())
-    .sort();
-}
-
-/** A port nothing listens on: taken from the OS, then closed. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer } from 'node:net';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
-import { hostTempPath } from '../../lib/process/host-temp.js';
 import { isAlive } from '../helpers/processes.js';
 import {
   BASH_TOOL_OUTPUT,
@@ -21,7 +19,7 @@ import {
   type WireApi,
 } from './fake-model-server.js';
 import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
-import { sessionIdOf, stopWhileToolRuns } from './suite.js';
+import { freePort, overlays, sessionIdOf, stopWhileToolRuns } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -154,7 +152,7 @@ describe('real pi: retries', () => {
     const defaults = await createPiEnv({ baseUrl: server.baseUrl, retry: 'pi-defaults' });
     try {
       const before = readdirSync(defaults.agentDir).sort();
-      const overlaysBefore = overlays();
+      const overlaysBefore = overlays('agent-rx-pi-');
       server.reset();
       let report: StopReport | undefined;
       const messages = await run(
@@ -167,7 +165,7 @@ describe('real pi: retries', () => {
       expect(report?.confirmed).toBe(true);
       expect(readdirSync(defaults.agentDir).sort()).toEqual(before);
       expect(existsSync(join(defaults.agentDir, 'settings.json'))).toBe(false);
-      expect(overlays()).toEqual(overlaysBefore);
+      expect(overlays('agent-rx-pi-')).toEqual(overlaysBefore);
     } finally {
       await defaults.cleanup();
     }
@@ -266,27 +264,3 @@ describe('real pi: cancellation', () => {
     expect(TAG.processes()).toEqual([]);
   });
 });
-
-// Overlays are made in the host's temporary folder.
-function overlays(): string[] {
-  const dir = hostTempPath();
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.startsWith('agent-rx-pi-'))
-    .filter((name) => statSync(join(dir, name)).isDirectory())
-    .sort();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      probe.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}

@@ -1,6 +1,10 @@
 import { expect } from '@jest/globals';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { Observable } from 'rxjs';
 import type { CliMessage, StopReport } from '../../lib/index.js';
+import { hostTempPath } from '../../lib/process/host-temp.js';
 import type { ProcessTag } from '../helpers/tagged-processes.js';
 
 // What the conformance suites of every agent read from a run's messages, and how they stop a run
@@ -54,6 +58,31 @@ export function stopWhileToolRuns(
           reject(error instanceof Error ? error : new Error(String(error)));
         },
       );
+    });
+  });
+}
+
+/** The configuration overlays (`<prefix>*` folders) in the host's temporary folder, where runs make them. */
+export function overlays(prefix: string): string[] {
+  const dir = hostTempPath();
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.startsWith(prefix))
+    .filter((name) => statSync(join(dir, name)).isDirectory())
+    .sort();
+}
+
+/** A port nothing listens on: taken from the OS, then closed. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => {
+        resolve(port);
+      });
     });
   });
 }
