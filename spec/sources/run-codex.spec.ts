@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, isRetryableFailure, isTerminal, runCodex, stopAllRuns, type CliMessage, type RunCodexOptions, type StopReport, type TerminalFailed } from '../../lib/index.js';
+import { CliMessageSchema, isRetryableFailure, isTerminal, runCodex, stopAllRuns, type CliMessage, type RunCodexOptions, type TerminalFailed } from '../../lib/index.js';
+import { sigintDeafScript, stopWhenStarted as stopRunWhenStarted } from '../helpers/interrupts.js';
 import { buildCodexInvocation } from '../../lib/agents/codex/args.js';
 import { codexStderrLine } from '../../lib/agents/codex/dialect.js';
 import { codexFacts, replayCodex } from '../helpers/codex-transcripts.js';
@@ -400,24 +401,11 @@ describe('runCodex: options and the process', () => {
   });
 
   // A stand-in that ignores SIGINT but not SIGTERM, and says so with a thread.started line.
-  const sigintDeaf = "process.on('SIGINT', () => {}); process.stdout.write(JSON.stringify({ type: 'thread.started', thread_id: 'T' }) + '\\n'); setInterval(() => {}, 1000);";
+  const sigintDeaf = sigintDeafScript({ type: 'thread.started', thread_id: 'T' });
   const stopWhenStarted = (options: Partial<RunCodexOptions>) =>
-    new Promise<{ report: StopReport; seen: CliMessage[] }>((resolve) => {
-      const seen: CliMessage[] = [];
-      const subscription = runCodex({
-        prompt: 'x',
-        executable: process.execPath,
-        executableArgs: ['-e', sigintDeaf],
-        killTimeoutMs: 10_000,
-        ...options,
-        onStopped: (report) => {
-          resolve({ report, seen });
-        },
-      }).subscribe((message) => {
-        seen.push(message);
-        if (message.type === 'session.started') subscription.unsubscribe();
-      });
-    });
+    stopRunWhenStarted((onStopped) =>
+      runCodex({ prompt: 'x', executable: process.execPath, executableArgs: ['-e', sigintDeaf], killTimeoutMs: 10_000, ...options, onStopped }),
+    );
 
   it('stops Codex with SIGTERM on unsubscribe: a process that ignores only SIGINT ends in the grace period; nothing after', async () => {
     const { report, seen } = await stopWhenStarted({ gracePeriodMs: 20_000 });

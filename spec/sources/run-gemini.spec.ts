@@ -16,6 +16,7 @@ import {
   type StopReport,
   type TerminalFailed,
 } from '../../lib/index.js';
+import { sigintDeafScript, stopWhenStarted as stopRunWhenStarted } from '../helpers/interrupts.js';
 import { buildGeminiInvocation } from '../../lib/agents/gemini/args.js';
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { geminiFacts, replayGemini } from '../helpers/gemini-transcripts.js';
@@ -552,25 +553,11 @@ describe('runGemini: options and the process', () => {
   });
 
   // A stand-in that ignores SIGINT but not SIGTERM, and says so with an init line (`--` keeps Gemini CLI's arguments from Node).
-  const sigintDeaf =
-    "process.on('SIGINT', () => {}); process.stdout.write(JSON.stringify({ type: 'init', session_id: 'S', model: 'm' }) + '\\n'); setInterval(() => {}, 1000);";
+  const sigintDeaf = sigintDeafScript({ type: 'init', session_id: 'S', model: 'm' });
   const stopWhenStarted = (options: Partial<RunGeminiOptions>) =>
-    new Promise<{ report: StopReport; seen: CliMessage[] }>((resolve) => {
-      const seen: CliMessage[] = [];
-      const subscription = runGemini({
-        prompt: 'x',
-        executable: process.execPath,
-        executableArgs: ['-e', sigintDeaf, '--'],
-        killTimeoutMs: 10_000,
-        ...options,
-        onStopped: (report) => {
-          resolve({ report, seen });
-        },
-      }).subscribe((message) => {
-        seen.push(message);
-        if (message.type === 'session.started') subscription.unsubscribe();
-      });
-    });
+    stopRunWhenStarted((onStopped) =>
+      runGemini({ prompt: 'x', executable: process.execPath, executableArgs: ['-e', sigintDeaf, '--'], killTimeoutMs: 10_000, ...options, onStopped }),
+    );
 
   it('stops Gemini CLI with SIGTERM on unsubscribe: a process that ignores only SIGINT ends in the grace period; nothing after', async () => {
     const { report, seen } = await stopWhenStarted({ gracePeriodMs: 20_000 });
