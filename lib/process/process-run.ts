@@ -1,7 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { isObservable } from 'rxjs';
 import type { ProcessExit } from './items.js';
-
 import type { ResolvedProcessOptions, StopReport } from './options.js';
 import { describe, type ProcessEntry } from './process-table.js';
 import { track, untrack, type TrackedRun } from './run-registry.js';
