@@ -158,8 +158,8 @@ function retryReason(status: string | undefined, error: string): string {
 
 /**
  * The model API's HTTP status: the `code` of the API error Gemini CLI quotes
- * (`[API Error: {"error":{"code":500,…}}]`), else, for an API error whose text has none (a 429 is
- * "Resource has been exhausted"), the exit code, which is the status modulo 256.
+ * (`[API Error: {"error":{"code":500,…}}]`), else, for an API error whose text has none (a 429
+ * quotes only the API's message), the exit code, which is the status modulo 256.
  */
 function geminiFailureDetails(state: GeminiState, exit: RunExit | null): FailureDetails {
   const message = state.result?.status === 'error' ? state.result.error?.message : undefined;
