@@ -10,6 +10,8 @@ export interface SseRequest {
   readonly events: () => unknown[];
   /** Resolves once `count` events have arrived. */
   readonly waitForEvents: (count: number) => Promise<void>;
+  /** Resolves once the body received so far satisfies `check` (rejects if the response ends first). */
+  readonly waitForBody: (check: (body: string) => boolean) => Promise<void>;
   /** Resolves when the server has ended the response. */
   readonly ended: Promise<void>;
 }
@@ -38,15 +40,17 @@ export function requestSse(url: string, headers: Readonly<Record<string, string>
       .slice(0, -1)
       .flatMap((frame) => frame.split('\n').filter((line) => line.startsWith('data: ')))
       .map((line) => JSON.parse(line.slice('data: '.length)) as unknown);
-  const waitForEvents = async (count: number) => {
-    while (events().length < count) {
+  // Waits, chunk by chunk, until the body says what is awaited.
+  const waitForBody = async (check: (body: string) => boolean) => {
+    while (!check(body)) {
       await new Promise<void>((resolve, reject) => {
         waiters.push(resolve);
         void ended.then(() => {
-          reject(new Error(`the response ended after ${events().length} of ${count} events: ${body}`));
+          reject(new Error(`the response ended before the body was as awaited: ${body}`));
         });
       });
     }
   };
-  return { request, response, body: () => body, events, waitForEvents, ended };
+  const waitForEvents = (count: number) => waitForBody(() => events().length >= count);
+  return { request, response, body: () => body, events, waitForEvents, waitForBody, ended };
 }

@@ -68,8 +68,7 @@ describe('serveSse', () => {
   it('sends keep-alive comments while the source is quiet', async () => {
     const subject = new Subject<number>();
     const client = requestSse(await serving(() => subject, 20));
-    await client.response;
-    await new Promise((resolve) => setTimeout(resolve, 70));
+    await client.waitForBody((body) => body.split(': keep-alive\n\n').length > 2);
     subject.complete();
     await client.ended;
     expect(client.body()).toMatch(/^(: keep-alive\n\n){2,}$/);
