@@ -3,12 +3,11 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { CliMessageSchema, isRetryableFailure, isTerminal, runCodex, stopAllRuns, type CliMessage, type RunCodexOptions, type TerminalFailed } from '../../lib/index.js';
-import { sigintDeafScript, stopWhenStarted as stopRunWhenStarted } from '../helpers/interrupts.js';
 import { buildCodexInvocation } from '../../lib/agents/codex/args.js';
 import { codexStderrLine } from '../../lib/agents/codex/dialect.js';
 import { codexFacts, replayCodex } from '../helpers/codex-transcripts.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
-import { fixture, isAlive } from '../helpers/processes.js';
+import { fixture } from '../helpers/processes.js';
 
 afterEach(async () => {
   await stopAllRuns();
@@ -398,26 +397,5 @@ describe('runCodex: options and the process', () => {
       { interrupt: { signal: 'TERM' } },
     ];
     for (const options of bad) expect(() => runCodex({ ...base, ...options } as RunCodexOptions)).toThrow(TypeError);
-  });
-
-  // A stand-in that ignores SIGINT but not SIGTERM, and says so with a thread.started line.
-  const sigintDeaf = sigintDeafScript({ type: 'thread.started', thread_id: 'T' });
-  const stopWhenStarted = (options: Partial<RunCodexOptions>) =>
-    stopRunWhenStarted((onStopped) =>
-      runCodex({ prompt: 'x', executable: process.execPath, executableArgs: ['-e', sigintDeaf], killTimeoutMs: 10_000, ...options, onStopped }),
-    );
-
-  it('stops Codex with SIGTERM on unsubscribe: a process that ignores only SIGINT ends in the grace period; nothing after', async () => {
-    const { report, seen } = await stopWhenStarted({ gracePeriodMs: 20_000 });
-    expect(report).toMatchObject({ requested: true, cause: 'unsubscribe', exitedGracefully: true, killed: [], confirmed: true });
-    expect(isAlive(report.pid ?? -1)).toBe(false);
-    expect(seen).toEqual([{ type: 'session.started', sessionId: 'T' }]);
-  });
-
-  it('a caller\'s interrupt replaces SIGTERM: with SIGINT the same process must be killed after the grace period', async () => {
-    const { report } = await stopWhenStarted({ gracePeriodMs: 300, interrupt: { signal: 'SIGINT' } });
-    expect(report).toMatchObject({ requested: true, exitedGracefully: false, confirmed: true });
-    expect(report.killed).toContain(report.pid);
-    expect(isAlive(report.pid ?? -1)).toBe(false);
   });
 });

@@ -16,12 +16,11 @@ import {
   type StopReport,
   type TerminalFailed,
 } from '../../lib/index.js';
-import { sigintDeafScript, stopWhenStarted as stopRunWhenStarted } from '../helpers/interrupts.js';
 import { buildGeminiInvocation } from '../../lib/agents/gemini/args.js';
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { geminiFacts, replayGemini } from '../helpers/gemini-transcripts.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
-import { fixture, isAlive } from '../helpers/processes.js';
+import { fixture } from '../helpers/processes.js';
 
 afterEach(async () => {
   await stopAllRuns();
@@ -550,26 +549,5 @@ describe('runGemini: options and the process', () => {
       expect(() => runGemini({ ...base, agentRetry: false, ...options } as RunGeminiOptions)).toThrow(TypeError);
     }
     expect(overlays()).toEqual(before);
-  });
-
-  // A stand-in that ignores SIGINT but not SIGTERM, and says so with an init line (`--` keeps Gemini CLI's arguments from Node).
-  const sigintDeaf = sigintDeafScript({ type: 'init', session_id: 'S', model: 'm' });
-  const stopWhenStarted = (options: Partial<RunGeminiOptions>) =>
-    stopRunWhenStarted((onStopped) =>
-      runGemini({ prompt: 'x', executable: process.execPath, executableArgs: ['-e', sigintDeaf, '--'], killTimeoutMs: 10_000, ...options, onStopped }),
-    );
-
-  it('stops Gemini CLI with SIGTERM on unsubscribe: a process that ignores only SIGINT ends in the grace period; nothing after', async () => {
-    const { report, seen } = await stopWhenStarted({ gracePeriodMs: 20_000 });
-    expect(report).toMatchObject({ requested: true, cause: 'unsubscribe', exitedGracefully: true, killed: [], confirmed: true });
-    expect(isAlive(report.pid ?? -1)).toBe(false);
-    expect(seen).toEqual([{ type: 'session.started', sessionId: 'S' }]);
-  });
-
-  it('a caller\'s interrupt replaces SIGTERM: with SIGINT the same process must be killed after the grace period', async () => {
-    const { report } = await stopWhenStarted({ gracePeriodMs: 300, interrupt: { signal: 'SIGINT' } });
-    expect(report).toMatchObject({ requested: true, exitedGracefully: false, confirmed: true });
-    expect(report.killed).toContain(report.pid);
-    expect(isAlive(report.pid ?? -1)).toBe(false);
   });
 });
