@@ -33,82 +33,48 @@ const thought = (value: string) => text(value, 'thought');
 
 const replaying = (maxKeys?: number) => snapshotToDelta({ createReader: () => read, replayedPrefix: true, ...(maxKeys === undefined ? {} : { maxKeys }) });
 
+/** `values` through `replaying()`, marbled as `expected` (each event preceded by what it derives), the derived items named in `derived`. */
+function expectReplaying(values: Record<string, PipelineItem>, expected: string, derived: Record<string, PipelineItem>): void {
+  scheduler().run(({ cold, expectObservable }) => {
+    expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, { ...values, ...derived });
+  });
+}
+
 describe('snapshotToDelta with replayedPrefix', () => {
   it('holds back a snapshot that may be the replayed earlier text, then emits only what follows it', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('Let me.', 'm1'), b: snap('Let', 'm2'), c: snap('Let me.Done', 'm2'), d: snap('Let me.Done!', 'm2') };
-      const expected = '-(1a)-b-(2c)-(3d)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('Let me.'),
-        2: text('Done'),
-        3: text('!'),
-      });
-    });
+    const values = { a: snap('Let me.', 'm1'), b: snap('Let', 'm2'), c: snap('Let me.Done', 'm2'), d: snap('Let me.Done!', 'm2') };
+    expectReplaying(values, '-(1a)-b-(2c)-(3d)|', { 1: text('Let me.'), 2: text('Done'), 3: text('!') });
   });
 
   it('recognises a replay that comes whole in the first snapshot, and one that equals the earlier text exactly', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('one', 'm1'), b: snap('one', 'm2'), c: snap('onetwo', 'm2'), d: snap('onetwothree', 'm3') };
-      const expected = '-(1a)-b-(2c)-(3d)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('one'),
-        2: text('two'),
-        3: text('three'),
-      });
-    });
+    const values = { a: snap('one', 'm1'), b: snap('one', 'm2'), c: snap('onetwo', 'm2'), d: snap('onetwothree', 'm3') };
+    expectReplaying(values, '-(1a)-b-(2c)-(3d)|', { 1: text('one'), 2: text('two'), 3: text('three') });
   });
 
   it('emits a held snapshot whole when it departs from the earlier text', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('abX', 'm2'), d: snap('abXY', 'm2') };
-      const expected = '-(1a)-b-(2c)-(3d)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, { ...values, 1: text('abc'), 2: text('abX'), 3: text('Y') });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('abX', 'm2'), d: snap('abXY', 'm2') };
+    expectReplaying(values, '-(1a)-b-(2c)-(3d)|', { 1: text('abc'), 2: text('abX'), 3: text('Y') });
   });
 
   it('emits a first snapshot that departs from the earlier text at once, whole', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('Other', 'm2') };
-      const expected = '-(1a)-(2b)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, { ...values, 1: text('abc'), 2: text('Other') });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('Other', 'm2') };
+    expectReplaying(values, '-(1a)-(2b)|', { 1: text('abc'), 2: text('Other') });
   });
 
   it('emits a held snapshot whole when another key of the channel arrives', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      // m3's earlier text is then "abcab", which "Q" departs from.
-      const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('Q', 'm3') };
-      const expected = '-(1a)-b-(23c)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('abc'),
-        2: text('ab'),
-        3: text('Q'),
-      });
-    });
+    // m3's earlier text is then "abcab", which "Q" departs from.
+    const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('Q', 'm3') };
+    expectReplaying(values, '-(1a)-b-(23c)|', { 1: text('abc'), 2: text('ab'), 3: text('Q') });
   });
 
   it('counts a released key in the earlier text of the keys after it', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('abcab!', 'm3') };
-      const expected = '-(1a)-b-(23c)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('abc'),
-        2: text('ab'),
-        3: text('!'),
-      });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: snap('abcab!', 'm3') };
+    expectReplaying(values, '-(1a)-b-(23c)|', { 1: text('abc'), 2: text('ab'), 3: text('!') });
   });
 
   it('emits a held snapshot just before the exit item', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), x: exit() };
-      const expected = '-(1a)-b-(2x)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, { ...values, 1: text('abc'), 2: text('ab') });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), x: exit() };
+    expectReplaying(values, '-(1a)-b-(2x)|', { 1: text('abc'), 2: text('ab') });
   });
 
   it('emits a held snapshot at completion', () => {
@@ -119,29 +85,13 @@ describe('snapshotToDelta with replayedPrefix', () => {
   });
 
   it('a delta for a held key releases it: the held snapshot was its own text', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: delta('!', 'm2') };
-      const expected = '-(1a)-b-(23c)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('abc'),
-        2: text('ab'),
-        3: text('!'),
-      });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('ab', 'm2'), c: delta('!', 'm2') };
+    expectReplaying(values, '-(1a)-b-(23c)|', { 1: text('abc'), 2: text('ab'), 3: text('!') });
   });
 
   it('a key that streams deltas is never taken for a replay', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: delta('ab', 'm2'), c: delta('c', 'm2') };
-      const expected = '-(1a)-(2b)-(3c)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('abc'),
-        2: text('ab'),
-        3: text('c'),
-      });
-    });
+    const values = { a: snap('abc', 'm1'), b: delta('ab', 'm2'), c: delta('c', 'm2') };
+    expectReplaying(values, '-(1a)-(2b)-(3c)|', { 1: text('abc'), 2: text('ab'), 3: text('c') });
   });
 
   it('over several tool turns, a message may replay all the messages before it', () => {
@@ -164,17 +114,9 @@ describe('snapshotToDelta with replayedPrefix', () => {
   });
 
   it('a message with no text before the tool leaves nothing to replay: the next one is emitted at once', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      // m1 said nothing on the assistant channel (it only thought): "a" cannot be a replay.
-      const values = { a: snap('', 'm1'), b: snap('hmm', 'm1', 'thought'), c: snap('a', 'm2'), d: snap('ab', 'm2') };
-      const expected = '-a-(1b)-(2c)-(3d)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: thought('hmm'),
-        2: text('a'),
-        3: text('b'),
-      });
-    });
+    // m1 said nothing on the assistant channel (it only thought): "a" cannot be a replay.
+    const values = { a: snap('', 'm1'), b: snap('hmm', 'm1', 'thought'), c: snap('a', 'm2'), d: snap('ab', 'm2') };
+    expectReplaying(values, '-a-(1b)-(2c)-(3d)|', { 1: thought('hmm'), 2: text('a'), 3: text('b') });
   });
 
   it('keeps each channel\'s earlier text and held snapshot apart', () => {
@@ -202,49 +144,20 @@ describe('snapshotToDelta with replayedPrefix', () => {
   });
 
   it('when an earlier key diverges, withdraws the later keys\' text with it and emits that text again after the new text', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const values = { a: snap('abc', 'm1'), b: snap('abcX', 'm2'), c: snap('abD', 'm1'), d: snap('abcXY', 'm2') };
-      const expected = '-(1a)-(2b)-(345c)-(6d)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('abc'),
-        2: text('X'),
-        3: withdraw('cX'),
-        4: text('D'),
-        5: text('X'),
-        6: text('Y'),
-      });
-    });
+    const values = { a: snap('abc', 'm1'), b: snap('abcX', 'm2'), c: snap('abD', 'm1'), d: snap('abcXY', 'm2') };
+    expectReplaying(values, '-(1a)-(2b)-(345c)-(6d)|', { 1: text('abc'), 2: text('X'), 3: withdraw('cX'), 4: text('D'), 5: text('X'), 6: text('Y') });
   });
 
   it('withdraws and emits whole characters: a divergence inside a surrogate pair takes back the whole pair', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      // 😀 and 😁 share their high surrogate (\uD83D): a text item must never hold half a character.
-      const values = { a: snap('Done 😀', 'm1'), b: snap('Done 😁', 'm1') };
-      const expected = '-(1a)-(23b)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('Done 😀'),
-        2: withdraw('😀'),
-        3: text('😁'),
-      });
-    });
+    // 😀 and 😁 share their high surrogate (\uD83D): a text item must never hold half a character.
+    const values = { a: snap('Done 😀', 'm1'), b: snap('Done 😁', 'm1') };
+    expectReplaying(values, '-(1a)-(23b)|', { 1: text('Done 😀'), 2: withdraw('😀'), 3: text('😁') });
   });
 
   it('when an earlier key grows after later keys emitted, its new text goes in its place, not at the end', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      // k1 "one ", k2 "two", then k1 "one more ": the answer is "one more two", so "two" is taken back and given again after "more ".
-      const values = { a: snap('one ', 'k1'), b: snap('two', 'k2'), c: snap('one more ', 'k1') };
-      const expected = '-(1a)-(2b)-(345c)|';
-      expectObservable(cold<PipelineItem>(sourceMarble(expected), values).pipe(replaying())).toBe(expected, {
-        ...values,
-        1: text('one '),
-        2: text('two'),
-        3: withdraw('two'),
-        4: text('more '),
-        5: text('two'),
-      });
-    });
+    // k1 "one ", k2 "two", then k1 "one more ": the answer is "one more two", so "two" is taken back and given again after "more ".
+    const values = { a: snap('one ', 'k1'), b: snap('two', 'k2'), c: snap('one more ', 'k1') };
+    expectReplaying(values, '-(1a)-(2b)-(345c)|', { 1: text('one '), 2: text('two'), 3: withdraw('two'), 4: text('more '), 5: text('two') });
   });
 
   it('a forgotten key\'s text is no longer earlier text that a replay repeats', () => {
