@@ -27,6 +27,8 @@ const thoughts = (messages: readonly CliMessage[]) => messages.flatMap((message)
 const withdrawals = (messages: readonly CliMessage[]) => messages.filter((message) => message.type === 'assistant.withdrawn');
 const derived = (name: string) => `pi/derived/${name}.jsonl`;
 
+
+const assistantTexts = (messages: readonly CliMessage[]): string[] => messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []));
 describe('pi text shapes, from derived transcripts', () => {
   it.each(PI_DERIVED.map((item) => [item.name, item] as const))('%s is what its derivation gives', (_name, item) => {
     expect(readFileSync(fixture(item.name), 'utf8')).toBe(derivedText(item));
@@ -51,41 +53,22 @@ describe('pi text shapes, from derived transcripts', () => {
     });
   });
 
+  // The snapshot shapes stream the recorded snapshots' growth: the same pieces with or without a replayed prefix.
+  const SNAPSHOT_PIECES = ['Let ', 'me run ', 'a ', 'tool ', 'first.', 'The ', 'tool ', 'returned: ', '"hello\\n". ', 'Done.'];
+
   it('streams a snapshots-only message as it grows, not at its end', async () => {
     const messages = await replay(derived('tool_call_then_text.snapshots-only'));
-    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
-      'Let ',
-      'me run ',
-      'a ',
-      'tool ',
-      'first.',
-      'The ',
-      'tool ',
-      'returned: ',
-      '"hello\\n". ',
-      'Done.',
-    ]);
+    expect(assistantTexts(messages)).toEqual(SNAPSHOT_PIECES);
   });
 
   it('recognises the replayed first message at once and streams only the second message\'s own text', async () => {
     const messages = await replay(derived('tool_call_then_text.replayed-prefix'));
-    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
-      'Let ',
-      'me run ',
-      'a ',
-      'tool ',
-      'first.',
-      'The ',
-      'tool ',
-      'returned: ',
-      '"hello\\n". ',
-      'Done.',
-    ]);
+    expect(assistantTexts(messages)).toEqual(SNAPSHOT_PIECES);
   });
 
   it('streams the deltas of a deltas-only message as they come', async () => {
     const messages = await replay(derived('tool_call_then_text.deltas-only-no-end-text'));
-    expect(messages.flatMap((message) => (message.type === 'assistant' ? [message.text] : []))).toEqual([
+    expect(assistantTexts(messages)).toEqual([
       'Let ',
       'me ',
       'run ',
