@@ -10,6 +10,7 @@ import { contentText } from '../shared/content.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
 import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
+import { meaningfulLines, quoted } from '../shared/stderr.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './events.js';
@@ -231,10 +232,7 @@ const STDERR_NOISE = [/^Reading (?:additional input|prompt) from stdin/, /^WARNI
  * the last line that is not one Codex prints in every run.
  */
 export function codexStderrLine(stderr: string): string | undefined {
-  const lines = stderr
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !STDERR_NOISE.some((noise) => noise.test(line)));
+  const lines = meaningfulLines(stderr, STDERR_NOISE);
   // A Rust error may end with its backtrace: it explains nothing to a reader of the message.
   const backtrace = lines.findIndex((line) => /^Stack backtrace:?$/i.test(line));
   const explained = backtrace >= 0 ? lines.slice(0, backtrace) : lines;
@@ -242,9 +240,7 @@ export function codexStderrLine(stderr: string): string | undefined {
   explained.forEach((line, i) => {
     if (/^error\b/i.test(line)) start = i;
   });
-  const text = start >= 0 ? explained.slice(start).join(' ') : explained.at(-1);
-  if (text === undefined) return undefined;
-  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  return quoted(start >= 0 ? explained.slice(start).join(' ') : explained.at(-1));
 }
 
 function concludeCodex(state: CodexState): Conclusion {

@@ -9,6 +9,7 @@ import type { ProcessItem } from '../../process/items.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
 import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
+import { meaningfulLines, quoted } from '../shared/stderr.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';
@@ -192,15 +193,9 @@ const ANSI_SEQUENCE = /\u001b\[[0-9;]*[A-Za-z]/g;
  * environment variable." "Update your environment and try again…").
  */
 export function geminiStderrLine(stderr: string): string | undefined {
-  const lines = stderr
-    // Some of its messages are coloured, even on a pipe.
-    .replace(ANSI_SEQUENCE, '')
-    .split('\n')
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !STDERR_NOISE.some((noise) => noise.test(line)));
-  if (lines.length === 0) return undefined;
-  const text = lines.slice(-2).join(' ');
-  return text.length <= 500 ? text : `${text.slice(0, 500)}…`;
+  // Some of its messages are coloured, even on a pipe.
+  const lines = meaningfulLines(stderr.replace(ANSI_SEQUENCE, ''), STDERR_NOISE);
+  return quoted(lines.length === 0 ? undefined : lines.slice(-2).join(' '));
 }
 
 function concludeGemini(state: GeminiState): Conclusion {
