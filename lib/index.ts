@@ -29,6 +29,8 @@ export type {
 // pi
 export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
+export { parsePiBytes } from './agents/pi/parse-bytes.js';
+export { ByteLine } from './agents/shared/byte-line.js';
 export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
 
 // The agent table
@@ -75,5 +77,5 @@ export * from './browser.js';
 // Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';
 export { RUN_MARKER_ENV } from './process/run-marker.js';
-export type { ProcessItem, ProcessLine, ProcessOverlongLine, ProcessStderrLine, ProcessExit, StartFailure, StopCause } from './process/items.js';
+export type { ProcessItem, ProcessLine, ProcessLineBytes, ProcessOverlongLine, ProcessStderrLine, ProcessExit, StartFailure, StopCause } from './process/items.js';
 export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';

@@ -10,8 +10,8 @@ import { snapshotToDelta } from './snapshot-to-delta.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
 /**
- * The whole pipeline for one agent, built from its dialect: an agent's stdout items (lines and
- * the exit item, as `processLines` emits them) in, `CliMessage`s out. A source is `processLines`
+ * The whole pipeline for one agent, built from its dialect: an agent's stdout items (lines, as text
+ * or as bytes, and the exit item, as `processLines` emits them) in, `CliMessage`s out. A source is `processLines`
  * piped through this; on its own it replays recorded output without a process.
  *
  * ```
@@ -38,7 +38,11 @@ export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<
     throw new TypeError(`agent-rx: the dialect's replayedPrefix must be a boolean; got ${shown(replayedPrefix)}`);
   }
   return pipe(
-    parseJsonLine({ schemas: dialect.schemas, ...(dialect.parse === undefined ? {} : { parse: dialect.parse }) }),
+    parseJsonLine({
+      schemas: dialect.schemas,
+      ...(dialect.parse === undefined ? {} : { parse: dialect.parse }),
+      ...(dialect.parseBytes === undefined ? {} : { parseBytes: dialect.parseBytes }),
+    }),
     collectInvalidLines(),
     snapshotToDelta({ createReader: () => dialect.createTextReader(), replayedPrefix: dialect.replayedPrefix === true }),
     bufferThinkingUntilTurnEnd({ turnEnd: (event) => dialect.turnEnd(event) }),

@@ -78,6 +78,12 @@ export interface Dialect<S = unknown, E extends AgentEvent = AgentEvent> extends
   readonly schemas: Readonly<Record<string, EventValidator>>;
   /** A faster line parser, when it has one: must return what `JSON.parse` returns and throw where it throws. */
   readonly parse?: (line: string) => unknown;
+  /**
+   * A byte-level line parser, when it has one (see `parseJsonLine`'s `parseBytes`): it reads a
+   * line without decoding it, and may leave out of the event what the dialect never reads. Its
+   * source then asks for undecoded lines (`lineEncoding: 'buffer'`).
+   */
+  readonly parseBytes?: (chunks: readonly Buffer[]) => unknown;
   /** A text reader for one run (called once per subscription): where its events carry text. */
   createTextReader(): TextReader<E>;
   /**

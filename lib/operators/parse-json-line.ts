@@ -20,14 +20,23 @@ export interface ParseJsonLineOptions {
    * knows (pi: `parsePiLine`, which parses a message repeated twice in a line only once).
    */
   readonly parse?: (text: string) => unknown;
+  /**
+   * Parses one line given as bytes (`line-bytes` items, which `processLines` emits with
+   * `lineEncoding: 'buffer'`), in the pieces the pipe delivered it. It returns the event, or
+   * `undefined` when it leaves the line to the default: decode it as UTF-8 and `parse` it. Unlike
+   * `parse`, it may return the event as the dialect reads it rather than whole (pi: `parsePiBytes`
+   * leaves out the two copies of the message snapshot that every `message_update` line repeats).
+   * What it throws is taken as a parse error of the line (a `not-json` item).
+   */
+  readonly parseBytes?: (chunks: readonly Buffer[]) => unknown;
 }
 
 export type ParsedItem = EventItem | InvalidLineItem | StderrLineItem | RunExit;
 
 /**
- * Turns stdout lines into parsed events, or invalid items that say why (`not-json`,
- * `not-object`, `no-type`, `too-long`, `invalid-event`). Blank lines are skipped, the exit item
- * passes through, and bad output never errors the stream. What `parse` throws is taken as
+ * Turns stdout lines (as text, or as bytes) into parsed events, or invalid items that say why
+ * (`not-json`, `not-object`, `no-type`, `too-long`, `invalid-event`). Blank lines are skipped, the
+ * exit item passes through, and bad output never errors the stream. What `parse` throws is taken as
  * `JSON.parse` throwing (a `not-json` item); a validator that throws errors the stream with that
  * error (a bug, not bad output).
  *
@@ -45,6 +54,7 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
   if (!isObject(options)) throw new TypeError(`agent-rx: parseJsonLine takes an options object; got ${shown(options)}`);
   const schemas = options.schemas ?? {};
   const parse = options.parse ?? parseJson;
+  const parseBytes = options.parseBytes;
   if (!isObject(schemas)) throw new TypeError(`agent-rx: schemas must be an object of validators by event type; got ${shown(schemas)}`);
   for (const [type, schema] of Object.entries(schemas)) {
     if (!isObject(schema) || typeof property(schema, 'safeParse') !== 'function') {
@@ -52,6 +62,7 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
     }
   }
   checkFunction(parse, 'parse');
+  if (parseBytes !== undefined) checkFunction(parseBytes, 'parseBytes');
   return (source) =>
     defer(() => {
       let lineNumber = 0;
@@ -63,6 +74,7 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
           if (item.kind === 'line-too-long') {
             return invalid(lineNumber, 'too-long', `line of ${item.bytes} bytes is over the limit`, item.head, item.bytes);
           }
+          if (item.kind === 'line-bytes') return parseBytesLine(item.chunks, lineNumber, schemas, parse, parseBytes);
           return parseLine(item.text, lineNumber, schemas, parse);
         }),
         filter((item): item is ParsedItem => item !== null),
@@ -70,31 +82,57 @@ export function parseJsonLine(options: ParseJsonLineOptions = {}): OperatorFunct
     });
 }
 
-function parseLine(
-  text: string,
-  lineNumber: number,
-  schemas: Readonly<Record<string, EventValidator>>,
-  parse: (text: string) => unknown,
-): ParsedItem | null {
+type Schemas = Readonly<Record<string, EventValidator>>;
+
+function parseLine(text: string, lineNumber: number, schemas: Schemas, parse: (text: string) => unknown): ParsedItem | null {
   if (text.trim() === '') return null;
   let value: unknown;
   try {
     value = parse(text);
   } catch (error) {
-    return invalid(lineNumber, 'not-json', error instanceof Error ? error.message : String(error), text);
+    return invalid(lineNumber, 'not-json', errorText(error), text);
   }
+  return checkValue(value, text, lineNumber, schemas);
+}
+
+function parseBytesLine(
+  chunks: readonly Buffer[],
+  lineNumber: number,
+  schemas: Schemas,
+  parse: (text: string) => unknown,
+  parseBytes: ((chunks: readonly Buffer[]) => unknown) | undefined,
+): ParsedItem | null {
+  // A line that starts with a character other than white space is not blank: no need to decode it.
+  const first = chunks.find((chunk) => chunk.length > 0)?.[0];
+  if (first === undefined || first <= 0x20 || first >= 0x80) {
+    if (decode(chunks).trim() === '') return null;
+  }
+  if (parseBytes !== undefined) {
+    let value: unknown;
+    try {
+      value = parseBytes(chunks);
+    } catch (error) {
+      return invalid(lineNumber, 'not-json', errorText(error), decode(chunks));
+    }
+    if (value !== undefined) return checkValue(value, () => decode(chunks), lineNumber, schemas);
+  }
+  return parseLine(decode(chunks), lineNumber, schemas, parse);
+}
+
+function checkValue(value: unknown, line: string | (() => string), lineNumber: number, schemas: Schemas): ParsedItem {
+  const text = (): string => (typeof line === 'string' ? line : line());
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return invalid(lineNumber, 'not-object', `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`, text);
+    return invalid(lineNumber, 'not-object', `a JSON ${value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value}, not an object`, text());
   }
   const type = (value as { type?: unknown }).type;
-  if (typeof type !== 'string') return invalid(lineNumber, 'no-type', 'the object has no string "type"', text);
+  if (typeof type !== 'string') return invalid(lineNumber, 'no-type', 'the object has no string "type"', text());
   const schema = Object.hasOwn(schemas, type) ? schemas[type] : undefined;
   if (schema !== undefined) {
     const result = schema.safeParse(value);
     if (!result.success) {
       const issue = result.error.issues[0];
       const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
-      return invalid(lineNumber, 'invalid-event', `"${type}" event: ${where}${issue?.message ?? 'invalid'}`, text);
+      return invalid(lineNumber, 'invalid-event', `"${type}" event: ${where}${issue?.message ?? 'invalid'}`, text());
     }
   }
   return { kind: 'event', event: value as AgentEvent, lineNumber };
@@ -106,4 +144,13 @@ function invalid(lineNumber: number, reason: InvalidLineItem['reason'], detail: 
 
 function parseJson(text: string): unknown {
   return JSON.parse(text);
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** A line's bytes decoded as UTF-8 (a multi-byte character split between two pieces stays whole). */
+function decode(chunks: readonly Buffer[]): string {
+  return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }

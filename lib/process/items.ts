@@ -5,6 +5,17 @@ export interface ProcessLine {
 }
 
 /**
+ * One LF-framed line of the child's stdout, undecoded (a trailing CR removed): what `processLines`
+ * emits instead of `line` with `lineEncoding: 'buffer'`, for a parser that reads bytes. The line
+ * comes in the pieces the pipe delivered it, without a copy: `Buffer.concat(chunks)` joins them.
+ * The pieces are views of the pipe's buffers; they are never written again.
+ */
+export interface ProcessLineBytes {
+  readonly kind: 'line-bytes';
+  readonly chunks: readonly Buffer[];
+}
+
+/**
  * A stdout line longer than `maxLineBytes`. Only its length and a short head are kept; the rest
  * was discarded as it arrived, and the stream goes on with the next line.
  */
@@ -78,5 +89,8 @@ export interface ProcessExit {
   readonly stoppedBy?: StopCause;
 }
 
-/** What `processLines` emits: lines, overlong-line markers, stderr lines when asked for, and one final exit item. */
-export type ProcessItem = ProcessLine | ProcessOverlongLine | ProcessStderrLine | ProcessExit;
+/**
+ * What `processLines` emits: lines (as text, or as bytes with `lineEncoding: 'buffer'`), overlong-line
+ * markers, stderr lines when asked for, and one final exit item.
+ */
+export type ProcessItem = ProcessLine | ProcessLineBytes | ProcessOverlongLine | ProcessStderrLine | ProcessExit;

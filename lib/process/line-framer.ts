@@ -1,4 +1,4 @@
-import type { ProcessLine, ProcessOverlongLine } from './items.js';
+import type { ProcessLine, ProcessLineBytes, ProcessOverlongLine } from './items.js';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -6,24 +6,27 @@ const CR = 0x0d;
 /** Bytes of an overlong line kept for its diagnostic head. */
 export const OVERLONG_HEAD_BYTES = 256;
 
-export type Frame = ProcessLine | ProcessOverlongLine;
+export type Frame = ProcessLine | ProcessLineBytes | ProcessOverlongLine;
 
 /**
  * Splits a byte stream into lines on LF only (never on a lone CR, U+2028 or U+2029), working on
  * Buffers: only complete lines are decoded, so a multi-byte UTF-8 character split across chunks
  * comes out whole. A trailing CR is removed. A line longer than `maxLineBytes` is discarded as it
- * arrives; only its length and its head are kept.
+ * arrives; only its length and its head are kept. With `bytes`, lines are not decoded nor joined:
+ * each comes as the views of the chunks it arrived in (`line-bytes`), so a long line costs no copy.
  */
 export class LineFramer {
   readonly #maxLineBytes: number;
+  readonly #bytes: boolean;
   /** Pieces of the unfinished line, in order. */
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   /** Set while discarding an overlong line. */
   #overlong: { head: Buffer; bytes: number; lastByte: number } | null = null;
 
-  constructor(maxLineBytes: number) {
+  constructor(maxLineBytes: number, bytes = false) {
     this.#maxLineBytes = maxLineBytes;
+    this.#bytes = bytes;
   }
 
   /** Feeds one chunk; calls `emit` for every line it completes. */
@@ -52,6 +55,7 @@ export class LineFramer {
       if (overlong.head.length < OVERLONG_HEAD_BYTES) overlong.head = headOf([overlong.head, chunk.subarray(start, end)]);
       return { kind: 'line-too-long', bytes, head: decodeHead(overlong.head) };
     }
+    if (this.#bytes) return this.#completeBytes(chunk, start, end);
     let line = chunk;
     if (this.#pendingBytes > 0) {
       // The line started in an earlier chunk: join its pieces once, now that it is complete.
@@ -67,6 +71,24 @@ export class LineFramer {
       return { kind: 'line-too-long', bytes: end - start, head: decodeHead(headOf([line.subarray(start, end)])) };
     }
     return { kind: 'line', text: line.toString('utf8', start, end) };
+  }
+
+  /** The line as views of its chunks (the CR removed from the last piece that has bytes). */
+  #completeBytes(chunk: Buffer, start: number, end: number): Frame {
+    const chunks = this.#pending;
+    const bytes = this.#pendingBytes + (end - start);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (end > start) chunks.push(chunk.subarray(start, end));
+    const last = chunks.at(-1);
+    let length = bytes;
+    if (last !== undefined && last[last.length - 1] === CR) {
+      length -= 1;
+      if (last.length === 1) chunks.pop();
+      else chunks[chunks.length - 1] = last.subarray(0, last.length - 1);
+    }
+    if (length > this.#maxLineBytes) return { kind: 'line-too-long', bytes: length, head: decodeHead(headOf(chunks)) };
+    return { kind: 'line-bytes', chunks };
   }
 
   #keep(chunk: Buffer, start: number): void {

@@ -43,6 +43,12 @@ export interface ProcessOptions {
   /** Lines longer than this (in bytes) are reported, not emitted. Default 32 MiB. */
   readonly maxLineBytes?: number;
   /**
+   * How stdout lines are emitted: `'utf8'` (default) decodes each one into a `line` item's `text`;
+   * `'buffer'` leaves it undecoded, as a `line-bytes` item holding the pieces the pipe delivered,
+   * for a parser that needs only part of a long line (pi's byte parser, `parsePiBytes`).
+   */
+  readonly lineEncoding?: 'utf8' | 'buffer';
+  /**
    * Also emit stderr as `stderr-line` items, for agents that report there what a dialect wants
    * (Gemini CLI's retries). Framed like stdout, with the same `maxLineBytes`. Default false.
    */
@@ -84,6 +90,7 @@ export interface ResolvedProcessOptions {
   readonly timeoutMs: number | undefined;
   readonly idleTimeoutMs: number | undefined;
   readonly maxLineBytes: number;
+  readonly lineEncoding: 'utf8' | 'buffer';
   readonly stderrLines: boolean;
   readonly stderrTailBytes: number;
   readonly onStopped: ((report: StopReport) => void) | undefined;
@@ -118,10 +125,16 @@ export function resolveProcessOptions(command: unknown, args: unknown, options: 
     timeoutMs: limit('timeoutMs', options.timeoutMs),
     idleTimeoutMs: limit('idleTimeoutMs', options.idleTimeoutMs),
     maxLineBytes: positive('maxLineBytes', options.maxLineBytes, 32 * 1024 * 1024),
+    lineEncoding: encoding(options.lineEncoding),
     stderrLines: flag('stderrLines', options.stderrLines),
     stderrTailBytes: nonNegative('stderrTailBytes', options.stderrTailBytes, 64 * 1024),
     onStopped: options.onStopped,
   };
+}
+
+function encoding(value: unknown): 'utf8' | 'buffer' {
+  if (value === undefined || value === 'utf8' || value === 'buffer') return value ?? 'utf8';
+  throw new TypeError(`agent-rx: lineEncoding must be 'utf8' or 'buffer', got ${JSON.stringify(value)}`);
 }
 
 function flag(name: string, value: boolean | undefined): boolean {

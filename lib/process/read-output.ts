@@ -34,17 +34,18 @@ export interface OutputSink {
 export function readOutput(
   subprocess: Subprocess,
   pid: number | null,
-  limits: { maxLineBytes: number; stderrTailBytes: number; stderrLines: boolean },
+  limits: { maxLineBytes: number; lineEncoding: 'utf8' | 'buffer'; stderrTailBytes: number; stderrLines: boolean },
   sink: OutputSink,
 ): void {
-  const framer = new LineFramer(limits.maxLineBytes);
+  const framer = new LineFramer(limits.maxLineBytes, limits.lineEncoding === 'buffer');
   const stderrFramer = limits.stderrLines ? new LineFramer(limits.maxLineBytes) : null;
   const tail = new StderrTail(limits.stderrTailBytes);
   const emit = (frame: Frame): void => {
     if (sink.listening()) sink.frame(frame);
   };
   const emitStderr = (frame: Frame): void => {
-    if (sink.listening()) sink.frame({ kind: 'stderr-line', text: frame.kind === 'line' ? frame.text : frame.head });
+    // The stderr framer decodes: its frames are lines or overlong heads.
+    if (sink.listening()) sink.frame({ kind: 'stderr-line', text: frame.kind === 'line' ? frame.text : frame.kind === 'line-too-long' ? frame.head : '' });
   };
   subprocess.stdout.on('data', (chunk: Buffer) => {
     sink.activity();
