@@ -70,6 +70,8 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
       // SIGTERM makes pi kill its tool commands (which run in their own session) and exit 143;
       // SIGINT would orphan them.
       interrupt: { signal: 'SIGTERM', stdin: null },
+      // Lines stay bytes: the dialect's byte parser skips the message that every update repeats.
+      lineEncoding: 'buffer',
       ...processOptions,
       stdin: prompt,
     },

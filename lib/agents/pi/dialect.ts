@@ -13,6 +13,7 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { addUsage, usageOf } from '../shared/usage.js';
 import { parsePiLine, piEventSchemas, type PiEvent, type PiEventOf, type PiMessage } from './events.js';
+import { parsePiBytes } from './parse-bytes.js';
 
 const known = narrowEvents<PiEvent>();
 
@@ -86,6 +87,7 @@ export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
     installHint: PI_INSTALL_HINT,
     schemas: piEventSchemas,
     parse: parsePiLine,
+    parseBytes: parsePiBytes,
     createTextReader: () => readPiText,
     replayedPrefix: true,
     turnEnd: piTurnEnd,

@@ -41,7 +41,7 @@ describe('pi arguments', () => {
       'Really.',
       '--verbose',
     ]);
-    expect(invocation.processOptions).toEqual({ interrupt: { signal: 'SIGTERM', stdin: null }, gracePeriodMs: 500, stdin: '--not-a-flag' });
+    expect(invocation.processOptions).toEqual({ interrupt: { signal: 'SIGTERM', stdin: null }, gracePeriodMs: 500, lineEncoding: 'buffer', stdin: '--not-a-flag' });
     expect(invocation.resuming).toBe(true);
   });
 
