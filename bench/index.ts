@@ -4,7 +4,8 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, large, first, cancel, host, memory, concurrency, stages
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages
+//   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
 import { execFileSync } from 'node:child_process';
@@ -18,13 +19,14 @@ import { heapAfterRuns } from './memory.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
-import { throughputInProcess, throughputInWorkers, type ThroughputResult } from './throughput.js';
+import { throughputInProcess, throughputInWorkers, type Reader, type ThroughputResult } from './throughput.js';
 import { spread, summarize, table, type Summary } from './util.js';
 
 const quick = process.env['BENCH_QUICK'] === '1';
 const only = new Set((process.env['BENCH_ONLY'] ?? '').split(',').filter((name) => name !== ''));
 const runs = (name: string): boolean => only.size === 0 || only.has(name);
 const largeDeltas = Number(process.env['BENCH_LARGE_DELTAS'] ?? (quick ? 4000 : 20000));
+const midDeltas = Number(process.env['BENCH_MID_DELTAS'] ?? (quick ? 1500 : 6000));
 const keepStreams = process.env['BENCH_KEEP_STREAMS'] === '1';
 
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -54,13 +56,28 @@ const stream = (deltas: number, ascii = false): PiStream => {
 const mb = (bytes: number): string => (bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
 const x = (summary: Summary): string => `${spread(summary, 2)}×`;
 
+const READER_LABELS: Record<Reader, string> = {
+  pipe: 'pipe alone (read and drop)',
+  baseline: 'baseline (child_process + split2 + JSON.parse)',
+  runPi: 'runPi',
+  runPiTextLines: 'runPi, lines decoded (before)',
+};
+
+/** A summary per 1,000 deltas. */
+const perThousand = (summary: Summary, deltas: number): Summary => {
+  const scale = 1000 / deltas;
+  return { ...summary, min: summary.min * scale, median: summary.median * scale, max: summary.max * scale };
+};
+
 function throughputTable(title: string, data: ThroughputResult): void {
   const rss = data.inWorkers;
   const rows = data.rows.map((row) => [
-    row.reader === 'runPiWithoutPreParser' ? 'runPi, before the pre-parser' : row.reader === 'baseline' ? 'baseline (child_process + split2 + JSON.parse)' : row.reader === 'pipe' ? 'pipe alone (read and drop)' : 'runPi',
+    READER_LABELS[row.reader],
     spread(row.mbps, 0),
+    row.reader === 'pipe' ? '1' : x(row.vsPipe),
     row.reader === 'baseline' ? '1' : x(row.vsBaseline),
     spread(row.cpuMs, 0),
+    spread(perThousand(row.cpuMs, data.deltas), 1),
     row.reader === 'baseline' ? '1' : x(row.cpuVsBaseline),
     ...(rss ? [row.maxRssMB === undefined ? '' : spread(row.maxRssMB, 0)] : []),
   ]);
@@ -68,7 +85,7 @@ function throughputTable(title: string, data: ThroughputResult): void {
   report.push(
     ...table(
       `${title}: ${data.deltas.toLocaleString('en')} deltas, ${mb(data.bytes)}, ${data.lines.toLocaleString('en')} lines, ${data.repetitions} repetitions${rss ? ', each read in a fresh process' : ''}`,
-      ['reader', 'MB/s min / median / max', 'MB/s vs baseline (same repetition)', 'CPU ms of the reader', 'CPU vs baseline', ...rssHeader],
+      ['reader', 'MB/s min / median / max', 'MB/s vs pipe alone', 'MB/s vs baseline', 'CPU ms of the reader', 'CPU ms per 1,000 deltas', 'CPU vs baseline', ...rssHeader],
       rows,
     ),
   );
@@ -92,6 +109,12 @@ try {
     const ascii = await throughputInProcess(stream(quick ? 500 : 2000, true), reps);
     throughputTable('Throughput, the same with ASCII-only text', ascii);
     result['throughput'] = { mixed, ascii };
+  }
+
+  if (runs('mid')) {
+    const mid = await throughputInWorkers(stream(midDeltas), quick ? 1 : 5);
+    throughputTable('Throughput and peak RSS, the middle stream', mid);
+    result['mid'] = mid;
   }
 
   if (runs('large')) {
@@ -219,8 +242,49 @@ try {
     stagesTable(tail);
     result['stages'] = { small, tail };
   }
+  const targets = targetRows();
+  if (targets.length > 0) {
+    result['targets'] = targets;
+    report.push(...table('Targets: each figure is a ratio within the same run (median decides)', ['target', 'goal', 'min / median / max', 'met'], targets));
+  }
 } finally {
   if (!keepStreams) for (const made of streams.values()) removeStream(made);
+}
+
+/** The performance targets, from the sections that ran. */
+function targetRows(): string[][] {
+  const rows: string[][] = [];
+  const target = (name: string, goal: string, summary: Summary | undefined, met: (median: number) => boolean): void => {
+    if (summary !== undefined) rows.push([name, goal, `${spread(summary, 2)}×`, met(summary.median) ? 'yes' : '**no**']);
+  };
+  const row = (data: unknown, reader: Reader) => (data as ThroughputResult | undefined)?.rows.find((candidate) => candidate.reader === reader);
+  const mixed = (result['throughput'] as { mixed?: ThroughputResult } | undefined)?.mixed;
+  target('2,000 deltas, mixed text: runPi time / baseline time', '≤ 0.5', row(mixed, 'runPi')?.timeVsBaseline, (m) => m <= 0.5);
+  for (const key of ['mid', 'large']) {
+    const data = result[key] as ThroughputResult | undefined;
+    if (data === undefined) continue;
+    const label = `${data.deltas.toLocaleString('en')} deltas (${mb(data.bytes)})`;
+    target(`${label}: runPi MB/s / pipe alone MB/s`, '≥ 0.5', row(data, 'runPi')?.vsPipe, (m) => m >= 0.5);
+    const now = row(data, 'runPi')?.maxRssMB;
+    const before = row(data, 'runPiTextLines')?.maxRssMB;
+    if (now !== undefined && before !== undefined) {
+      const ratio = { runs: 1, min: now.min / before.min, median: now.median / before.median, max: now.max / before.max };
+      target(`${label}: runPi peak RSS / the same with lines decoded (before)`, '≤ 1', ratio, (m) => m <= 1);
+    }
+  }
+  const large = result['large'] as ThroughputResult | undefined;
+  const small = row(mixed, 'runPi')?.cpuMs;
+  const big = row(large, 'runPi')?.cpuMs;
+  if (mixed !== undefined && large !== undefined && small !== undefined && big !== undefined) {
+    const flat = (big.median / large.deltas) / (small.median / mixed.deltas);
+    target(`runPi CPU ms per 1,000 deltas: ${large.deltas.toLocaleString('en')} deltas / ${mixed.deltas.toLocaleString('en')} deltas`, '≤ 1.5', { runs: 1, min: flat, median: flat, max: flat }, (m) => m <= 1.5);
+  }
+  const concurrent = result['concurrency'] as { wallRatio: Summary; p99Ratio: Summary } | undefined;
+  target('50 runs at once: runPi wall time / baseline wall time', '≤ 1.2', concurrent?.wallRatio, (m) => m <= 1.2);
+  target('50 runs at once: runPi event-loop p99 / baseline p99', '≤ 1', concurrent?.p99Ratio, (m) => m <= 1);
+  const cancel = (result['cancel'] as { rows: { label: string; ratio: Summary }[] } | undefined)?.rows.find((candidate) => candidate.label.startsWith('cooperative:'));
+  target('cancel, cooperative agent: runPi / bare kill', '≤ 2', cancel?.ratio, (m) => m <= 2);
+  return rows;
 }
 
 const loadAtEnd = loadavg();

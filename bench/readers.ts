@@ -1,21 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Observable } from 'rxjs';
 import split2 from 'split2';
-import {
-  bufferThinkingUntilTurnEnd,
-  collectInvalidLines,
-  mapToCliMessage,
-  parseJsonLine,
-  piDialect,
-  piEventSchemas,
-  piTurnEnd,
-  processLines,
-  readPiText,
-  runPi,
-  snapshotToDelta,
-  type CliMessage,
-  type RunPiOptions,
-} from '../lib/index.js';
+import { runPi, type CliMessage, type RunPiOptions } from '../lib/index.js';
 
 /**
  * The child that serves a recorded stream: `cat` of the file, started through `sh` so that the
@@ -106,19 +92,10 @@ export function pipeRead(command: string, args: readonly string[]): Promise<{ by
 export type PiSource = (options: RunPiOptions) => Observable<CliMessage>;
 
 /**
- * runPi's pipeline as it was before the pi line pre-parser: the same operators, with plain
- * `JSON.parse` of every line. Kept to measure the pre-parser in the same run.
+ * runPi as it was before its lines stayed bytes: every line decoded to a string, then parsed with
+ * the string pre-parser (`parsePiLine`). Kept to measure the byte path in the same run.
  */
-export const runPiWithoutPreParser: PiSource = (options) => {
-  const { prompt, executable = 'pi', executableArgs = [], ...rest } = options;
-  return processLines(executable, [...executableArgs, ...PI_ARGS], { interrupt: { signal: 'SIGTERM', stdin: null }, ...rest, stdin: prompt }).pipe(
-    parseJsonLine({ schemas: piEventSchemas }),
-    collectInvalidLines(),
-    snapshotToDelta({ createReader: () => readPiText, replayedPrefix: true }),
-    bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
-    mapToCliMessage(piDialect()),
-  );
-};
+export const runPiTextLines: PiSource = (options) => runPi({ ...options, lineEncoding: 'utf8' });
 
 export interface PiReadResult extends ReadResult {
   readonly terminal: CliMessage | undefined;

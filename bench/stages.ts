@@ -1,22 +1,10 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { Observable, type OperatorFunction } from 'rxjs';
+import { Observable } from 'rxjs';
 import split2 from 'split2';
 import { parsePiLine } from '../lib/agents/pi/events.js';
-import {
-  bufferThinkingUntilTurnEnd,
-  collectInvalidLines,
-  mapToCliMessage,
-  parseJsonLine,
-  piDialect,
-  piEventSchemas,
-  piOutputToMessages,
-  piTurnEnd,
-  readPiText,
-  snapshotToDelta,
-  type CliMessage,
-  type ProcessItem,
-} from '../lib/index.js';
+import { parsePiBytes } from '../lib/agents/pi/parse-bytes.js';
+import { parseJsonLine, piEventSchemas, piOutputToMessages, type ProcessItem } from '../lib/index.js';
 import { LineFramer } from '../lib/process/line-framer.js';
 import { summarize, type Summary } from './util.js';
 
@@ -55,10 +43,10 @@ export function readInput(path: string, tailBytes?: number): Buffer {
 
 const EXIT: ProcessItem = { kind: 'exit', exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, startError: null, pid: 1, durationMs: 1 };
 
-/** The items processLines would emit for these chunks: LineFramer output, then the exit item. */
-function framed(chunks: readonly Buffer[]): Observable<ProcessItem> {
+/** The items processLines would emit for these chunks (lines as text, or as bytes): LineFramer output, then the exit item. */
+function framed(chunks: readonly Buffer[], bytes: boolean): Observable<ProcessItem> {
   return new Observable<ProcessItem>((subscriber) => {
-    const framer = new LineFramer(32 * 1024 * 1024);
+    const framer = new LineFramer(32 * 1024 * 1024, bytes);
     const emit = (frame: ProcessItem): void => {
       subscriber.next(frame);
     };
@@ -67,18 +55,6 @@ function framed(chunks: readonly Buffer[]): Observable<ProcessItem> {
     subscriber.next(EXIT);
     subscriber.complete();
   });
-}
-
-/** The pipeline before the pre-parser: plain JSON.parse of every line. */
-function withoutPreParser(): OperatorFunction<ProcessItem, CliMessage> {
-  return (source) =>
-    source.pipe(
-      parseJsonLine({ schemas: piEventSchemas }),
-      collectInvalidLines(),
-      snapshotToDelta({ createReader: () => readPiText, replayedPrefix: true }),
-      bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }),
-      mapToCliMessage(piDialect()),
-    );
 }
 
 /** Subscribes and drops everything (nothing is kept, as in a real run), resolving at completion. */
@@ -97,20 +73,29 @@ export async function stages(input: Buffer, label: string, repetitions: number):
   for (let at = 0; at < input.length; at += CHUNK) chunks.push(input.subarray(at, at + CHUNK));
   const texts = input.toString('utf8').split('\n').filter((text) => text !== '');
   const items: ProcessItem[] = [...texts.map((text): ProcessItem => ({ kind: 'line', text })), EXIT];
-  const lineItems = new Observable<ProcessItem>((subscriber) => {
-    for (const item of items) subscriber.next(item);
-    subscriber.complete();
-  });
+  const byteLines: Buffer[][] = [];
+  const byteFramer = new LineFramer(32 * 1024 * 1024, true);
+  const keep = (frame: ProcessItem): void => {
+    if (frame.kind === 'line-bytes' && frame.chunks.length > 0) byteLines.push([...frame.chunks]);
+  };
+  for (const chunk of chunks) byteFramer.push(chunk, keep);
+  byteFramer.end(keep);
+  const replay = (list: readonly ProcessItem[]): Observable<ProcessItem> =>
+    new Observable<ProcessItem>((subscriber) => {
+      for (const item of list) subscriber.next(item);
+      subscriber.complete();
+    });
+  const lineItems = replay(items);
+  const byteItems = replay([...byteLines.map((pieces): ProcessItem => ({ kind: 'line-bytes', chunks: pieces })), EXIT]);
+  const frameOnly = (bytes: boolean) => (): void => {
+    const framer = new LineFramer(32 * 1024 * 1024, bytes);
+    const drop = (): void => undefined;
+    for (const chunk of chunks) framer.push(chunk, drop);
+    framer.end(drop);
+  };
   const measured: [string, () => unknown][] = [
-    [
-      'LineFramer: LF framing + UTF-8 decode of every line',
-      () => {
-        const framer = new LineFramer(32 * 1024 * 1024);
-        const drop = (): void => undefined;
-        for (const chunk of chunks) framer.push(chunk, drop);
-        framer.end(drop);
-      },
-    ],
+    ['LineFramer: LF framing + UTF-8 decode of every line', frameOnly(false)],
+    ['LineFramer, lines as bytes: LF framing, views of the chunks', frameOnly(true)],
     [
       'split2 (the baseline framing: string decoder + regex split)',
       () =>
@@ -130,12 +115,23 @@ export async function stages(input: Buffer, label: string, repetitions: number):
         for (const text of texts) parsePiLine(text);
       },
     ],
-    ['parseJsonLine + zod schemas, JSON.parse', () => drain(lineItems.pipe(parseJsonLine({ schemas: piEventSchemas })))],
+    [
+      'parsePiBytes of every line (the byte parser; lines it leaves go to parsePiLine)',
+      () => {
+        for (const pieces of byteLines) {
+          if (parsePiBytes(pieces) === undefined) parsePiLine(Buffer.concat(pieces).toString('utf8'));
+        }
+      },
+    ],
     ['parseJsonLine + zod schemas, parsePiLine', () => drain(lineItems.pipe(parseJsonLine({ schemas: piEventSchemas, parse: parsePiLine })))],
-    ['pi pipeline on split lines, before (JSON.parse)', () => drain(lineItems.pipe(withoutPreParser()))],
-    ['pi pipeline on split lines, now (parsePiLine)', () => drain(lineItems.pipe(piOutputToMessages()))],
-    ['LineFramer + pi pipeline, before (JSON.parse)', () => drain(framed(chunks).pipe(withoutPreParser()))],
-    ['LineFramer + pi pipeline, now (parsePiLine)', () => drain(framed(chunks).pipe(piOutputToMessages()))],
+    [
+      'parseJsonLine + zod schemas, parsePiBytes',
+      () => drain(byteItems.pipe(parseJsonLine({ schemas: piEventSchemas, parse: parsePiLine, parseBytes: parsePiBytes }))),
+    ],
+    ['pi pipeline on lines as text', () => drain(lineItems.pipe(piOutputToMessages()))],
+    ['pi pipeline on lines as bytes', () => drain(byteItems.pipe(piOutputToMessages()))],
+    ['LineFramer + pi pipeline, lines as text (before)', () => drain(framed(chunks, false).pipe(piOutputToMessages()))],
+    ['LineFramer + pi pipeline, lines as bytes (now)', () => drain(framed(chunks, true).pipe(piOutputToMessages()))],
   ];
   const samples = new Map<string, number[]>(measured.map(([stage]) => [stage, []]));
   for (let rep = 0; rep < repetitions; rep += 1) {

@@ -1,8 +1,8 @@
 import type { PiStream } from './stream.js';
-import { baselineRead, PI_ARGS, pipeRead, runPiRead, runPiWithoutPreParser, serveCommand } from './readers.js';
+import { baselineRead, PI_ARGS, pipeRead, runPiRead, runPiTextLines, serveCommand } from './readers.js';
 import { check, ratios, runWorker, summarize, type Summary } from './util.js';
 
-export type Reader = 'pipe' | 'baseline' | 'runPi' | 'runPiWithoutPreParser';
+export type Reader = 'pipe' | 'baseline' | 'runPi' | 'runPiTextLines';
 
 export interface ThroughputRow {
   readonly reader: Reader;
@@ -10,6 +10,10 @@ export interface ThroughputRow {
   readonly mbps: Summary;
   /** This reader's MB/s over the baseline's, repetition by repetition. */
   readonly vsBaseline: Summary;
+  /** This reader's MB/s over the pipe alone's, repetition by repetition: the share of the limit it reaches. */
+  readonly vsPipe: Summary;
+  /** The reader's time over the baseline's (the inverse of `vsBaseline`), repetition by repetition. */
+  readonly timeVsBaseline: Summary;
   /** CPU time of the reading process (user + system) per read, ms: the cost hidden by a slow pipe. */
   readonly cpuMs: Summary;
   /** This reader's CPU time over the baseline's, repetition by repetition. */
@@ -29,7 +33,7 @@ export interface ThroughputResult {
   readonly idleRssMB?: Summary;
 }
 
-const READERS: readonly Reader[] = ['pipe', 'baseline', 'runPi', 'runPiWithoutPreParser'];
+const READERS: readonly Reader[] = ['pipe', 'baseline', 'runPi', 'runPiTextLines'];
 
 /**
  * Reads the stream `repetitions` times with every reader, in this process. The order of the
@@ -64,8 +68,8 @@ async function readOnce(reader: Reader, command: string, args: readonly string[]
       return result;
     }
     case 'runPi':
-    case 'runPiWithoutPreParser': {
-      const result = await runPiRead(command, args, {}, reader === 'runPi' ? undefined : runPiWithoutPreParser);
+    case 'runPiTextLines': {
+      const result = await runPiRead(command, args, {}, reader === 'runPi' ? undefined : runPiTextLines);
       check(result.terminal?.type === 'terminal.completed', `${reader} ended with ${JSON.stringify(result.terminal)}`);
       check(result.text === stream.expected, `${reader}: the concatenated assistant deltas are not the expected answer`);
       return result;
@@ -118,6 +122,7 @@ function rows(
   rss?: ReadonlyMap<Reader, number[]>,
 ): ThroughputRow[] {
   const baseline = samples.get('baseline') ?? [];
+  const pipe = samples.get('pipe') ?? [];
   const baselineCpu = cpu.get('baseline') ?? [];
   return readers.map((reader) => {
     const values = samples.get(reader) ?? [];
@@ -127,6 +132,8 @@ function rows(
       reader,
       mbps: summarize(values),
       vsBaseline: ratios(values, baseline),
+      vsPipe: ratios(values, pipe),
+      timeVsBaseline: ratios(baseline, values),
       cpuMs: summarize(cpuMs),
       cpuVsBaseline: ratios(cpuMs, baselineCpu),
       ...(peak === undefined ? {} : { maxRssMB: summarize(peak) }),
