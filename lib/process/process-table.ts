@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { readdir, readdirSync, readFile, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFile, readSync } from 'node:fs';
 
 /** One row of the process table. */
 export interface ProcessEntry {
@@ -19,7 +19,111 @@ export interface ProcessTable {
   readonly error: string | null;
 }
 
-const hasProc = process.platform === 'linux';
+export const hasProc = process.platform === 'linux';
+
+/**
+ * The /proc files a scan reads, each read synchronously: one small file costs an open, a read
+ * and a close (Node's asynchronous readFile costs about five thread-pool round trips per file,
+ * several times the CPU). Callers that read many pace themselves with `Pace`. Injectable in specs.
+ */
+export interface ProcFiles {
+  /** The pids listed in /proc; throws when /proc cannot be listed. */
+  pids(): number[];
+  /** /proc/<pid>/stat as text; `null` when it cannot be read (the process is gone). */
+  stat(pid: number): string | null;
+  /** /proc/<pid>/environ; `null` when it cannot be read. */
+  environ(pid: number): Buffer | null;
+  /** The thread ids of a process; `null` when it is gone. */
+  tasks(pid: number): number[] | null;
+  /** /proc/<pid>/task/<tid>/children: the pids of the children that thread forked, space-separated. */
+  children(pid: number, tid: number): string | null;
+  /** Whether the kernel has the `children` files (CONFIG_PROC_CHILDREN). */
+  readonly hasChildren: boolean;
+}
+
+let scratch = Buffer.allocUnsafe(16 * 1024);
+
+/** Reads a whole file into `scratch`; its length, or -1 when it cannot be read. */
+function readWhole(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return -1;
+  }
+  try {
+    let length = 0;
+    for (;;) {
+      const room = scratch.length - length;
+      const read = readSync(fd, scratch, length, room, null);
+      length += read;
+      // /proc files hand out all they have in one read: a short read is the end of the file.
+      if (read < room) return length;
+      const bigger = Buffer.allocUnsafe(scratch.length * 2);
+      scratch.copy(bigger, 0, 0, length);
+      scratch = bigger;
+    }
+  } catch {
+    return -1;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readText(path: string): string | null {
+  const length = readWhole(path);
+  return length === -1 ? null : scratch.toString('latin1', 0, length);
+}
+
+let childrenFiles: boolean | undefined;
+
+/** The real /proc. */
+export const procFiles: ProcFiles = {
+  pids: () => {
+    const pids: number[] = [];
+    for (const name of readdirSync('/proc')) if (isPid(name)) pids.push(Number(name));
+    return pids;
+  },
+  stat: (pid) => readText(`/proc/${pid}/stat`),
+  environ: (pid) => {
+    const length = readWhole(`/proc/${pid}/environ`);
+    return length === -1 ? null : Buffer.from(scratch.subarray(0, length));
+  },
+  tasks: (pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).map(Number);
+    } catch {
+      return null;
+    }
+  },
+  children: (pid, tid) => readText(`/proc/${pid}/task/${tid}/children`),
+  get hasChildren() {
+    childrenFiles ??= hasProc && existsSync(`/proc/${process.pid}/task/${process.pid}/children`);
+    return childrenFiles;
+  },
+};
+
+/** Reads of /proc files between two turns of the event loop, and at most this long: about a millisecond. */
+const PACE_READS = 64;
+const PACE_MS = 1;
+
+/** Paces a long run of synchronous reads: `due()` says when to let the event loop run (`nextTurn()`). */
+export class Pace {
+  #reads = 0;
+  #since = performance.now();
+
+  due(): boolean {
+    this.#reads += 1;
+    if (this.#reads < PACE_READS && performance.now() - this.#since < PACE_MS) return false;
+    this.#reads = 0;
+    this.#since = performance.now();
+    return true;
+  }
+}
+
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /**
  * Reads the process table: from /proc on Linux (no child process needed), elsewhere from `ps`.
@@ -29,32 +133,22 @@ const hasProc = process.platform === 'linux';
  * are looked at for it, since older ones cannot descend from a process started then.
  */
 export async function readProcessTable(token?: string, bornSince?: string): Promise<ProcessTable> {
-  return hasProc ? readProc(token, bornSince) : readPsTable();
-}
-
-async function readProc(token: string | undefined, bornSince: string | undefined): Promise<ProcessTable> {
-  let names: string[];
+  if (!hasProc) return readPsTable();
+  const read = rowReader(token, bornSince);
+  let pids: number[];
   try {
-    names = await new Promise<string[]>((resolve, reject) => {
-      readdir('/proc', (error, list) => {
-        if (error === null) resolve(list);
-        else reject(error);
-      });
-    });
+    pids = procFiles.pids();
   } catch (error) {
     return { entries: [], error: `cannot list /proc: ${describe(error)}` };
   }
-  const needle = token === undefined ? null : Buffer.from(token);
-  const since = sinceOf(bornSince);
-  const rows = await Promise.all(
-    names.filter(isPid).map(async (name) => {
-      const stat = await readStat(Number(name));
-      if (stat === null || needle === null || !bornAfter(stat, since)) return stat;
-      const environ = await readOrNull(`/proc/${name}/environ`);
-      return { ...stat, marked: environ !== null && environ.includes(needle) };
-    }),
-  );
-  return { entries: rows.filter((row): row is ProcessEntry => row !== null), error: null };
+  const pace = new Pace();
+  const entries: ProcessEntry[] = [];
+  for (const pid of pids) {
+    if (pace.due()) await nextTurn();
+    const row = read(pid);
+    if (row !== null) entries.push(row);
+  }
+  return { entries, error: null };
 }
 
 /**
@@ -69,36 +163,46 @@ export function readProcessTableSync(token?: string, bornSince?: string): Proces
       return { entries: [], error: `cannot run ps: ${describe(error)}` };
     }
   }
-  let names: string[];
+  const read = rowReader(token, bornSince);
+  let pids: number[];
   try {
-    names = readdirSync('/proc');
+    pids = procFiles.pids();
   } catch (error) {
     return { entries: [], error: `cannot list /proc: ${describe(error)}` };
   }
-  const needle = token === undefined ? null : Buffer.from(token);
-  const since = sinceOf(bornSince);
   const entries: ProcessEntry[] = [];
-  for (const name of names) {
-    if (!isPid(name)) continue;
-    const stat = readStatSync(Number(name));
-    if (stat === null) continue;
-    if (needle === null || !bornAfter(stat, since)) {
-      entries.push(stat);
-      continue;
-    }
-    const environ = readOrNullSync(`/proc/${name}/environ`);
-    entries.push({ ...stat, marked: environ !== null && environ.includes(needle) });
+  for (const pid of pids) {
+    const row = read(pid);
+    if (row !== null) entries.push(row);
   }
   return { entries, error: null };
 }
 
-function sinceOf(bornSince: string | undefined): number | null {
+/** Reads one row, flagged `marked` when `token` is given and its environment holds it. */
+function rowReader(token: string | undefined, bornSince: string | undefined): (pid: number) => ProcessEntry | null {
+  const needle = token === undefined ? null : Buffer.from(token);
+  const since = sinceOf(bornSince);
+  return (pid) => {
+    const stat = statOf(procFiles, pid);
+    if (stat === null || needle === null || !bornAfter(stat, since)) return stat;
+    const length = readWhole(`/proc/${pid}/environ`);
+    return { ...stat, marked: length !== -1 && scratch.subarray(0, length).includes(needle) };
+  };
+}
+
+export function sinceOf(bornSince: string | undefined): number | null {
   return bornSince === undefined || bornSince === '' ? null : Number(bornSince);
 }
 
 /** Started at or after `since` (start times in clock ticks); unknown start times count as after. */
-function bornAfter(entry: ProcessEntry, since: number | null): boolean {
+export function bornAfter(entry: ProcessEntry, since: number | null): boolean {
   return since === null || entry.startTime === '' || Number(entry.startTime) >= since;
+}
+
+/** One process's stat line read through `files`, parsed; `null` when it is gone. */
+export function statOf(files: ProcFiles, pid: number): ProcessEntry | null {
+  const text = files.stat(pid);
+  return text === null ? null : parseStat(text);
 }
 
 /** Reads one process's stat line; `null` when it is gone. */
@@ -109,9 +213,7 @@ export async function readStat(pid: number): Promise<ProcessEntry | null> {
 
 /** The same, synchronously; `null` when it is gone or the platform has no /proc. */
 export function readStatSync(pid: number): ProcessEntry | null {
-  if (!hasProc) return null;
-  const text = readOrNullSync(`/proc/${pid}/stat`);
-  return text === null ? null : parseStat(text.toString('latin1'));
+  return hasProc ? statOf(procFiles, pid) : null;
 }
 
 /** Parses /proc/<pid>/stat; the command name may hold spaces and parentheses. */
@@ -128,14 +230,6 @@ export function parseStat(text: string): ProcessEntry | null {
   const startTime = fields[19] ?? '';
   if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !Number.isInteger(pgid)) return null;
   return { pid, ppid, pgid, startTime, zombie: state === 'Z' || state === 'X', marked: false };
-}
-
-function readOrNullSync(path: string): Buffer | null {
-  try {
-    return readFileSync(path);
-  } catch {
-    return null;
-  }
 }
 
 // The callback API: fs/promises' readFile costs three times as much per small /proc file.
@@ -189,26 +283,31 @@ export interface RunRoot {
 /**
  * Every live process that belongs to a run: the root's descendants and the descendants of
  * `known` processes (by parent pid), members of the root's process group, and processes carrying
- * the run marker. A known pid only counts while its start time still matches, and a group member
- * only when it started at or after the root (so a reused pid or group id never makes a stranger
- * one of the run's).
+ * the run marker (`isMarked`; by default the entry's `marked` flag). A known pid only counts while
+ * its start time still matches, and a group member only when it started at or after the root (so
+ * a reused pid or group id never makes a stranger one of the run's).
  */
-export function runMembers(table: readonly ProcessEntry[], root: RunRoot, known: ReadonlyMap<number, string>): Map<number, ProcessEntry> {
+export function runMembers<Entry extends ProcessEntry>(
+  table: readonly Entry[],
+  root: RunRoot,
+  known: ReadonlyMap<number, string>,
+  isMarked: (entry: Entry) => boolean = (entry) => entry.marked,
+): Map<number, Entry> {
   const rootPid = root.pid;
   const since = sinceOf(root.startTime);
-  const children = new Map<number, ProcessEntry[]>();
+  const children = new Map<number, Entry[]>();
   for (const entry of table) {
     const siblings = children.get(entry.ppid);
     if (siblings === undefined) children.set(entry.ppid, [entry]);
     else siblings.push(entry);
   }
-  const members = new Map<number, ProcessEntry>();
+  const members = new Map<number, Entry>();
   const queue: number[] = [rootPid];
   for (const entry of table) {
     if (entry.pid === process.pid || entry.pid === rootPid) continue;
     const recordedStart = known.get(entry.pid);
     const isKnown = recordedStart !== undefined && (recordedStart === '' || recordedStart === entry.startTime);
-    if (isKnown || entry.marked || (entry.pgid === rootPid && bornAfter(entry, since))) {
+    if (isKnown || isMarked(entry) || (entry.pgid === rootPid && bornAfter(entry, since))) {
       members.set(entry.pid, entry);
       queue.push(entry.pid);
     }

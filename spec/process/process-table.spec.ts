@@ -1,4 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { parsePs, parseStat, readProcessTable, readProcessTableSync, readPsTable, runMembers, type ProcessEntry } from '../../lib/process/process-table.js';
 
 const entry = (pid: number, ppid: number, pgid: number, extra: Partial<ProcessEntry> = {}): ProcessEntry => ({
@@ -77,5 +79,22 @@ describe('process table', () => {
     const table = readProcessTableSync(token);
     expect(table.error).toBeNull();
     expect(table.entries.find((row) => row.pid === process.pid)).toMatchObject({ ppid: process.ppid, marked: false });
+  });
+
+  it('flags a process whose environment holds the token, even past a large environment, async and sync', async () => {
+    const token = `[test-${process.pid}.2]`;
+    // 200 kB of environment before the marker (one string may hold 128 kB): read whole, not just a first page or buffer.
+    const filler = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`AAA_FILLER_${i}`, 'x'.repeat(50_000)]));
+    const env = { ...process.env, ...filler, ZZZ_MARKER: token };
+    const child = spawn(process.execPath, ['-e', "process.stdout.write('up'); setInterval(() => {}, 1000)"], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      await once(child.stdout, 'data');
+      const pid = child.pid as number;
+      expect((await readProcessTable(token)).entries.find((row) => row.pid === pid)?.marked).toBe(true);
+      expect(readProcessTableSync(token).entries.find((row) => row.pid === pid)?.marked).toBe(true);
+      expect((await readProcessTable(`[test-${process.pid}.3]`)).entries.find((row) => row.pid === pid)?.marked).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
