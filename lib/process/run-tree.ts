@@ -1,4 +1,5 @@
-import { readProcessTable, readStat, runMembers, type ProcessEntry, type RunRoot } from './process-table.js';
+import { readDescendants, sharedScanner, type ProcessScanner, type ScannedEntry } from './process-scanner.js';
+import { hasProc, procFiles, readStat, runMembers, statOf, type ProcessEntry, type ProcFiles, type RunRoot } from './process-table.js';
 import { sendSignal, signalGroup } from './signals.js';
 
 /** How often confirmation looks for survivors. */
@@ -13,9 +14,10 @@ const CONFIRM_POLL_MS = 20;
 export class RunTree {
   readonly #pid: number;
   readonly #token: string;
-  readonly #rootStart: Promise<string>;
-  /** Known once `#rootStart` settled; `''` until then or where the platform does not say. */
-  #rootStartTime = '';
+  readonly #scanner: ProcessScanner;
+  readonly #files: ProcFiles | null;
+  /** `''` where the platform does not say. */
+  readonly #rootStartTime: string;
   /** Descendants seen so far: pid → start time. */
   readonly #known = new Map<number, string>();
   readonly #killed = new Set<number>();
@@ -23,23 +25,37 @@ export class RunTree {
   /** Whether the root's process group may still have members: kill the group only then. */
   #groupLive = true;
 
-  constructor(pid: number, token: string) {
+  /**
+   * `scanner` reads the whole table (shared by every run); `files` is /proc (`null`: no /proc).
+   * Both are there for specs.
+   */
+  constructor(pid: number, token: string, scanner: ProcessScanner = sharedScanner(), files: ProcFiles | null = hasProc ? procFiles : null) {
     this.#pid = pid;
     this.#token = token;
+    this.#scanner = scanner;
+    this.#files = files;
     // Read now, while the root surely runs: a process started earlier cannot be of this run.
-    this.#rootStart = readStat(pid).then(
-      (stat) => (this.#rootStartTime = stat?.startTime ?? ''),
-      () => '',
-    );
+    this.#rootStartTime = files === null ? '' : (statOf(files, pid)?.startTime ?? '');
   }
 
   get killed(): readonly number[] {
     return [...this.#killed];
   }
 
-  /** Snapshots the run's processes (before the interrupt, so the root's own kills cannot hide them). */
+  /**
+   * Snapshots the root's descendants (before the interrupt: once the root exits, its children are
+   * reparented and no longer lead back to it). Only by parent: processes carrying the marker are
+   * found by it again in every scan of the kill. Walks the run's own processes where the kernel
+   * lists each thread's children, else reads the whole table.
+   */
   async record(): Promise<void> {
-    const table = await readProcessTable(this.#token, await this.#rootStart);
+    const root = this.#root();
+    const descendants = this.#files === null ? null : await readDescendants(root, this.#files);
+    if (descendants !== null) {
+      for (const entry of descendants) this.#known.set(entry.pid, entry.startTime);
+      return;
+    }
+    const table = await this.#scanner.scan();
     this.#noteError(table.error);
     for (const member of this.#members(table.entries).values()) this.#known.set(member.pid, member.startTime);
   }
@@ -53,13 +69,13 @@ export class RunTree {
    */
   async killAndConfirm(rootAlive: () => boolean, timeoutMs: number): Promise<boolean> {
     const deadline = performance.now() + timeoutMs;
-    const since = await this.#rootStart;
     let emptyScans = 0;
     for (;;) {
       const alive = rootAlive();
       if (alive) this.#killOne(this.#pid);
       if (alive || this.#groupLive) this.#note(signalGroup(this.#pid, 'SIGKILL'));
-      const table = await readProcessTable(this.#token, since);
+      // A scan that started after the kill above, shared with the other runs that wait for one.
+      const table = await this.#scanner.scan();
       this.#noteError(table.error);
       const members = this.#members(table.entries);
       this.#groupLive = table.error !== null || [...members.values()].some((member) => member.pgid === this.#pid);
@@ -99,9 +115,13 @@ export class RunTree {
     return survivors;
   }
 
-  #members(table: readonly ProcessEntry[]): Map<number, ProcessEntry> {
-    const root: RunRoot = { pid: this.#pid, startTime: this.#rootStartTime };
-    return runMembers(table, root, this.#known);
+  #root(): RunRoot {
+    return { pid: this.#pid, startTime: this.#rootStartTime };
+  }
+
+  /** The run's processes in a shared scan (marked: carrying this run's token) or in a table marked by the caller. */
+  #members<Entry extends ProcessEntry>(table: readonly Entry[]): Map<number, Entry> {
+    return runMembers(table, this.#root(), this.#known, (entry) => entry.marked || ((entry as Partial<ScannedEntry>).tokens?.includes(this.#token) ?? false));
   }
 
   #killOne(pid: number): void {
