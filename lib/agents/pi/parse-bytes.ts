@@ -26,12 +26,13 @@ const TAIL_MEMBERS = 16;
  * (parsed whole) carry everything the messages need.
  *
  * What it checks before taking that path: the members before `partial` parse as JSON; the two
- * copies of M are byte-identical and each is an object (`{` … `}`); the line ends right after the
- * second; M's last members are plain values and one is a numeric `timestamp` (the last one wins,
+ * copies of M are byte-identical and each is one object (its brackets match, strings skipped); the
+ * line ends right after the second; M's last members are plain values and one is a numeric `timestamp` (the last one wins,
  * as in `JSON.parse`); and a `text_delta` or `thinking_delta` event has a string `delta` (pi
- * versions that send snapshots only are read from M). The inside of M is not read: a line whose
- * two copies of M are equal but not valid JSON still yields its delta, where `JSON.parse` would
- * have rejected the line. Any other line gives `undefined`, and `parseJsonLine` decodes and parses
+ * versions that send snapshots only are read from M). The inside of M's strings is not read: a line
+ * whose two copies of M are equal and well bracketed but not valid JSON (a raw control character
+ * or a bad escape inside a string) still yields its delta, where `JSON.parse` would have rejected
+ * the line. Any other line gives `undefined`, and `parseJsonLine` decodes and parses
  * it whole.
  *
  * @example
@@ -59,8 +60,11 @@ export function parsePiBytes(chunks: readonly Buffer[]): PiEventOf<'message_upda
   const size = rest / 2;
   const messageAt = snapshotAt + size + TAIL.length;
   if (line.at(line.length - 1) !== CLOSE_BRACE || !line.startsWith(TAIL, snapshotAt + size)) return undefined;
-  if (line.at(snapshotAt) !== OPEN_BRACE || line.at(messageAt + size - 1) !== CLOSE_BRACE) return undefined;
-  if (!line.equal(snapshotAt, messageAt, size)) return undefined;
+  if (line.at(snapshotAt) !== OPEN_BRACE || !line.equal(snapshotAt, messageAt, size)) return undefined;
+  // M is one object: its brackets matched, strings skipped natively (a quote to the next), so the
+  // text inside it costs no decoding and almost no looking. Without this a line with members after
+  // "partial" could pass for the shape.
+  if (skipValue(line, snapshotAt) !== snapshotAt + size) return undefined;
   const timestamp = lastNumberMember(line, messageAt, messageAt + size, 'timestamp');
   if (timestamp === undefined) return undefined;
   // The envelope without "partial": the members before it, closed, parsed by JSON.parse.

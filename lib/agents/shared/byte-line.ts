@@ -22,9 +22,9 @@ export class ByteLine {
     this.length = offset;
   }
 
-  /** The byte at `index`, or -1 outside the line. */
+  /** The byte at `index`, or -1 outside the line (or for an index that is not an integer). */
   at(index: number): number {
-    if (index < 0 || index >= this.length) return -1;
+    if (!(index >= 0 && index < this.length) || !Number.isInteger(index)) return -1;
     const chunk = this.#find(index);
     return (this.#chunks[chunk] as Buffer)[index - (this.#starts[chunk] as number)] as number;
   }
@@ -42,7 +42,7 @@ export class ByteLine {
 
   /** The last index at or before `from` that holds `byte`, or -1. */
   lastIndexOf(byte: number, from: number): number {
-    if (from < 0) return -1;
+    if (from < 0 || this.length === 0) return -1;
     for (let chunk = this.#find(Math.min(from, this.length - 1)); chunk >= 0; chunk -= 1) {
       const start = this.#starts[chunk] as number;
       const piece = this.#chunks[chunk] as Buffer;
@@ -70,8 +70,10 @@ export class ByteLine {
     );
   }
 
-  /** The bytes from `start` to `end` decoded as UTF-8. */
-  text(start: number, end: number): string {
+  /** The bytes from `start` to `end` decoded as UTF-8 (both clamped to the line, as `Buffer#toString` does). */
+  text(from: number, to: number): string {
+    const start = Math.max(0, Math.min(from, this.length));
+    const end = Math.max(0, Math.min(to, this.length));
     if (end <= start) return '';
     const first = this.#find(start);
     const base = this.#starts[first] as number;

@@ -347,6 +347,8 @@ describe('parsePiBytes', () => {
       `{"type":"message_update","assistantMessageEvent":{${event},"p\\u0061rtial":${snapshot}},"message":${snapshot}}`,
       `{"type":"message_update","assistantMessageEvent":{${event},"contentIndex": 0,"partial":${snapshot}},"message":${snapshot}}`,
       `{"type":"message_end","message":${snapshot}}`,
+      // Members after "partial": the part between the two snapshots' copies is no longer one object.
+      '{"type":"message_update","assistantMessageEvent":{"type":"toolcall_end","contentIndex":0,"partial":{"timestamp":1},"toolCall":{"id":"c","name":"bash","arguments":{},"timestamp":5}},"message":{"timestamp":1},"toolCall":{"id":"c","name":"bash","arguments":{},"timestamp":5}}',
       '{"type":"session","id":"s"}',
       'Warning: not JSON',
     ];

@@ -168,13 +168,16 @@ describe('ByteLine', () => {
     expect([line.startsWith(Buffer.alloc(0), 3), line.startsWith(Buffer.alloc(0), 4)]).toEqual([true, false]);
     expect([line.equal(-1, 0, 1), line.equal(0, 2, 2), line.equal(1, 1, 2), line.equal(3, 3, 0), line.equal(3, 4, 0)]).toEqual([false, false, true, true, false]);
     expect([line.text(2, 1), line.text(1, 1), line.text(0, 3)]).toEqual(['', '', 'abc']);
+    // Clamped to the line, as Buffer#toString clamps.
+    expect([line.text(1, 10), line.text(-1, 2), line.text(5, 9)]).toEqual(['bc', 'ab', '']);
+    expect([line.at(0.5), line.at(Number.NaN)]).toEqual([-1, -1]);
   });
 
   it('reads an empty line (no pieces, or empty pieces) as empty', () => {
     for (const chunks of [[], [Buffer.alloc(0)], [Buffer.alloc(0), Buffer.alloc(0)]]) {
       const line = new ByteLine(chunks);
       expect(line.length).toBe(0);
-      expect([line.at(0), line.indexOf(0x22, 0), line.startsWith(Buffer.from('"'), 0), line.text(0, 0)]).toEqual([-1, -1, false, '']);
+      expect([line.at(0), line.indexOf(0x22, 0), line.lastIndexOf(0x22, 5), line.startsWith(Buffer.from('"'), 0), line.text(0, 0)]).toEqual([-1, -1, -1, false, '']);
       expect([line.startsWith(Buffer.alloc(0), 0), line.equal(0, 0, 0)]).toEqual([true, true]);
     }
   });
