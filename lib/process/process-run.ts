@@ -1,14 +1,15 @@
 import type { Subscription } from 'rxjs';
 import { isObservable } from 'rxjs';
-import type { ProcessExit } from './items.js';
+import type { ProcessExit, StartFailure } from './items.js';
 import type { ResolvedProcessOptions, StopReport } from './options.js';
 import { describe, type ProcessEntry } from './process-table.js';
-import { track, untrack, type TrackedRun } from './run-registry.js';
+import { track, trackGroup, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
 import { sendSignal } from './signals.js';
 import { readOutput, type OutputFrame } from './read-output.js';
 import { spawnRoot, type Subprocess } from './spawn.js';
+import { spawnPacer } from './spawn-pacer.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
 import { startTimeLimits, type TimeLimits } from './time-limits.js';
@@ -43,7 +44,7 @@ class Run implements TrackedRun, ProcessRun {
   readonly settled: Promise<void>;
   groupId: number | null = null;
   readonly #options: ResolvedProcessOptions;
-  readonly #startedAt = performance.now();
+  #startedAt = performance.now();
   readonly #errors: string[] = [];
   #listener: RunListener | null;
   #machine: StopState = INITIAL_STOP_STATE;
@@ -53,6 +54,8 @@ class Run implements TrackedRun, ProcessRun {
   #limits: TimeLimits | undefined;
   #stdinFeed: Subscription | undefined;
   #graceTimer: NodeJS.Timeout | undefined;
+  /** Withdraws the spawn while it waits for a later event-loop turn; `null` once it ran. */
+  #withdrawSpawn: (() => void) | null = null;
   #settle!: () => void;
 
   constructor(options: ResolvedProcessOptions, listener: RunListener) {
@@ -63,29 +66,53 @@ class Run implements TrackedRun, ProcessRun {
     });
   }
 
+  /** Tracks the run now; spawns now, or in a later turn when a burst of spawns used this turn's budget. */
   start(command: string, args: readonly string[]): this {
-    const options = this.#options;
-    const marker = newRunMarker(options.env?.[RUN_MARKER_ENV] ?? process.env[RUN_MARKER_ENV]);
-    const subprocess = spawnRoot(command, args, options, { [RUN_MARKER_ENV]: marker.value });
-    this.#subprocess = subprocess;
-    const pid = subprocess.pid ?? null;
-    if (pid !== null) {
-      this.groupId = pid;
-      this.#tree = new RunTree(pid, marker.token);
-    }
     track(this);
+    this.#withdrawSpawn = spawnPacer.pace(() => {
+      this.#withdrawSpawn = null;
+      this.#spawn(command, args);
+    });
+    return this;
+  }
+
+  #spawn(command: string, args: readonly string[]): void {
+    const options = this.#options;
+    this.#startedAt = performance.now();
+    let subprocess: Subprocess;
+    try {
+      const marker = newRunMarker(options.env?.[RUN_MARKER_ENV] ?? process.env[RUN_MARKER_ENV]);
+      subprocess = spawnRoot(command, args, options, { [RUN_MARKER_ENV]: marker.value });
+      this.#subprocess = subprocess;
+      const pid = subprocess.pid ?? null;
+      if (pid !== null) {
+        this.groupId = pid;
+        this.#tree = new RunTree(pid, marker.token);
+        trackGroup(this);
+      }
+    } catch (error) {
+      // execa reports a failed spawn through its result; anything thrown here is unexpected, and still ends the run in-band.
+      this.#endUnstarted(null, { stage: 'spawn', code: 'EUNEXPECTED', message: describe(error) });
+      return;
+    }
     this.#limits = startTimeLimits(options, (cause) => {
       this.stop(cause);
     });
-    this.#readOutput(subprocess, pid);
+    this.#readOutput(subprocess, this.groupId);
     const stdin = options.stdin;
     if (isObservable(stdin) && subprocess.stdin !== null) {
       this.#stdinFeed = feedStdin(subprocess.stdin, stdin, (message) => this.#errors.push(message));
     }
-    return this;
   }
 
   stop(request: StopRequest = UNSUBSCRIBE): void {
+    if (this.#withdrawSpawn !== null) {
+      // Stopped before its turn to spawn: nothing was started, nothing to stop.
+      this.#withdrawSpawn();
+      this.#withdrawSpawn = null;
+      this.#endUnstarted(request, null);
+      return;
+    }
     if (request.kind === 'unsubscribe') this.#listener = null;
     this.#stdinFeed?.unsubscribe();
     this.#limits?.clear();
@@ -201,6 +228,38 @@ class Run implements TrackedRun, ProcessRun {
     }
   }
 
+  /** Ends a run that never had a process: stopped while it waited to spawn, or its spawn threw. */
+  #endUnstarted(request: StopRequest | null, startError: StartFailure | null): void {
+    const listener = this.#listener;
+    this.#listener = null;
+    // Over before it began: a later stop (the teardown that follows the exit item) finds nothing to do.
+    this.#machine = { phase: 'stopped', request, rootExited: true, exitedGracefully: false };
+    listener?.exit({
+      kind: 'exit',
+      exitCode: null,
+      signal: null,
+      stderr: '',
+      stderrTruncatedBytes: 0,
+      startError,
+      pid: null,
+      durationMs: 0,
+      ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
+    });
+    untrack(this);
+    this.#settle();
+    this.#reportStop({
+      pid: null,
+      requested: request !== null,
+      cause: request?.kind ?? null,
+      exitedGracefully: true,
+      killed: [],
+      confirmed: true,
+      survivors: [],
+      durationMs: 0,
+      errors: startError === null ? [] : [startError.message],
+    });
+  }
+
   async #finish(confirmed: boolean): Promise<void> {
     clearTimeout(this.#graceTimer);
     const { request, rootExited, exitedGracefully } = this.#machine;
@@ -218,6 +277,10 @@ class Run implements TrackedRun, ProcessRun {
       errors: [...this.#errors, ...(this.#tree?.errors ?? [])],
     };
     this.#settle();
+    this.#reportStop(report);
+  }
+
+  #reportStop(report: StopReport): void {
     try {
       this.#options.onStopped?.(report);
     } catch (error) {

@@ -23,15 +23,21 @@ const active = new Set<TrackedRun>();
 let hostStartTime: string | undefined;
 
 /**
- * Tracks a run from its spawn until its processes are gone. While any run is tracked, the host's
- * exit hooks are installed; the keeper is started with the first run and stays.
+ * Tracks a run from its subscription (its spawn may wait for a later event-loop turn) until its
+ * processes are gone. While any run is tracked, the host's exit hooks are installed; the keeper is
+ * started with the first run and stays.
  */
 export function track(run: TrackedRun): void {
   hostStartTime ??= readStatSync(process.pid)?.startTime ?? '';
   installHostExitHooks(killEverythingNow);
   ensureKeeper();
   active.add(run);
-  if (run.groupId !== null) keeperGroup(run.groupId, true);
+  trackGroup(run);
+}
+
+/** Tells the keeper about a tracked run's process group, once it has one. */
+export function trackGroup(run: TrackedRun): void {
+  if (active.has(run) && run.groupId !== null) keeperGroup(run.groupId, true);
 }
 
 export function untrack(run: TrackedRun): void {
