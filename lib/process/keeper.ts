@@ -43,11 +43,26 @@ export function ensureKeeper(): void {
   }
 }
 
-/** Tells the keeper that a run's process group exists (`true`) or is gone (`false`). */
+/** Lines for the keeper, written together at the end of the current task. */
+let pending = '';
+
+/**
+ * Tells the keeper that a run's process group exists (`true`) or is gone (`false`). The lines of
+ * one task (a burst of spawns) go in one write: each write wakes the keeper's shell. A host killed
+ * before the write still has those runs' processes killed by the keeper's scan for its token.
+ */
 export function keeperGroup(pgid: number, live: boolean): void {
+  if (keeper === null) return;
+  if (pending === '') queueMicrotask(flushKeeper);
+  pending += `${live ? '+' : '-'}${pgid}\n`;
+}
+
+function flushKeeper(): void {
+  const lines = pending;
+  pending = '';
   const stdin = keeper?.stdin;
   if (stdin === null || stdin === undefined || !stdin.writable) return;
-  stdin.write(`${live ? '+' : '-'}${pgid}\n`);
+  stdin.write(lines);
 }
 
 /** The keeper's pid while it runs, for diagnostics and tests. */
