@@ -38,13 +38,15 @@ const machine = {
   platform: `${process.platform} ${process.arch}`,
   kernel: execFileSync('uname', ['-r'], { encoding: 'utf8' }).trim(),
 };
+// The library as it ships (dist/, see shipped.mjs), or its sources when run without the hook.
+const library = import.meta.resolve('../lib/index.js').includes('/dist/') ? 'dist/ (compiled, as shipped)' : 'lib/ through tsx';
 const startedAt = new Date();
 const loadAtStart = loadavg();
 const header = `agent-rx benchmarks — ${startedAt.toISOString()} — ${machine.cores} × ${cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}`;
-console.log(`${header}\ncommand: npm run bench${quick ? ' (BENCH_QUICK=1)' : ''}; load average at start ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}\n`);
+console.log(`${header}\ncommand: npm run bench${quick ? ' (BENCH_QUICK=1)' : ''}; library: ${library}; load average at start ${loadAtStart.map((n) => n.toFixed(2)).join(' ')}\n`);
 
 const report: string[] = [header, ''];
-const result: Record<string, unknown> = { date: startedAt.toISOString(), machine, quick, loadAtStart };
+const result: Record<string, unknown> = { date: startedAt.toISOString(), machine, library, quick, loadAtStart };
 const streams = new Map<string, PiStream>();
 const stream = (deltas: number, ascii = false): PiStream => {
   const key = `${deltas}${ascii ? '-ascii' : ''}`;

@@ -82,7 +82,7 @@ export function runWorker<T>(name: string, args: readonly string[], nodeFlags: r
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [...nodeFlags, '--import', 'tsx', benchFile(`./workers/${name}`), ...args],
+      [...nodeFlags, '--import', 'tsx', '--import', benchFile('./shipped.mjs'), benchFile(`./workers/${name}`), ...args],
       { maxBuffer: 64 * 1024 * 1024, cwd: fileURLToPath(new URL('..', import.meta.url)) },
       (error, stdout, stderr) => {
         if (error !== null) {
