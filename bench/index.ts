@@ -259,6 +259,10 @@ function targetRows(): string[][] {
   const target = (name: string, goal: string, summary: Summary | undefined, met: (median: number) => boolean): void => {
     if (summary !== undefined) rows.push([name, goal, `${spread(summary, 2)}×`, met(summary.median) ? 'yes' : '**no**']);
   };
+  /** A figure that explains a target's, not a target itself. */
+  const context = (name: string, value: number): void => {
+    rows.push([name, '(context)', `${value.toFixed(2)}×`, '—']);
+  };
   const row = (data: unknown, reader: Reader) => (data as ThroughputResult | undefined)?.rows.find((candidate) => candidate.reader === reader);
   const mixed = (result['throughput'] as { mixed?: ThroughputResult } | undefined)?.mixed;
   target('2,000 deltas, mixed text: runPi time / baseline time', '≤ 0.5', row(mixed, 'runPi')?.timeVsBaseline, (m) => m <= 0.5);
@@ -272,6 +276,8 @@ function targetRows(): string[][] {
     if (now !== undefined && before !== undefined) {
       const ratio = { runs: 1, min: now.min / before.min, median: now.median / before.median, max: now.max / before.max };
       target(`${label}: runPi peak RSS / the same with lines decoded (before)`, '≤ 1', ratio, (m) => m <= 1);
+      const pipe = row(data, 'pipe')?.maxRssMB;
+      if (pipe !== undefined) context(`${label}: runPi peak RSS / pipe alone peak RSS (medians)`, now.median / pipe.median);
     }
   }
   const large = result['large'] as ThroughputResult | undefined;
@@ -280,6 +286,19 @@ function targetRows(): string[][] {
   if (mixed !== undefined && large !== undefined && small !== undefined && big !== undefined) {
     const flat = (big.median / large.deltas) / (small.median / mixed.deltas);
     target(`runPi CPU ms per 1,000 deltas: ${large.deltas.toLocaleString('en')} deltas / ${mixed.deltas.toLocaleString('en')} deltas`, '≤ 1.5', { runs: 1, min: flat, median: flat, max: flat }, (m) => m <= 1.5);
+    const pipeSmall = row(mixed, 'pipe')?.cpuMs;
+    const pipeBig = row(large, 'pipe')?.cpuMs;
+    if (pipeSmall !== undefined && pipeBig !== undefined) {
+      // Reading the pipe costs per byte, and a delta's line grows with the answer: the pipe alone's own growth.
+      context('pipe alone CPU ms per 1,000 deltas: the same ratio', pipeBig.median / large.deltas / (pipeSmall.median / mixed.deltas));
+      const beyond = (cpu: Summary, pipe: Summary, deltas: number): number => (1000 * Math.max(0, cpu.median - pipe.median)) / deltas;
+      rows.push([
+        "runPi CPU ms per 1,000 deltas beyond the pipe alone's (medians)",
+        '(context)',
+        `${beyond(small, pipeSmall, mixed.deltas).toFixed(1)} at ${mixed.deltas.toLocaleString('en')}, ${beyond(big, pipeBig, large.deltas).toFixed(1)} at ${large.deltas.toLocaleString('en')}`,
+        '—',
+      ]);
+    }
   }
   const concurrent = result['concurrency'] as { wallRatio: Summary; p99Ratio: Summary } | undefined;
   target('50 runs at once: runPi wall time / baseline wall time', '≤ 1.2', concurrent?.wallRatio, (m) => m <= 1.2);
