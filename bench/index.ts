@@ -105,7 +105,8 @@ function stagesTable(data: StagesResult): void {
 
 try {
   if (runs('throughput')) {
-    const reps = quick ? 3 : 7;
+    // Short runs (about 0.1 s each) vary with the scheduler: enough repetitions for a stable median.
+    const reps = quick ? 3 : 15;
     const mixed = await throughputInProcess(stream(quick ? 500 : 2000), reps);
     throughputTable('Throughput, runPi vs baseline, text with some multi-byte UTF-8', mixed);
     const ascii = await throughputInProcess(stream(quick ? 500 : 2000, true), reps);
