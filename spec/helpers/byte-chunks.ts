@@ -1,6 +1,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
+import { LineFramer, type Frame } from '../../lib/process/line-framer.js';
 import { fixture } from './processes.js';
+
+/** Every frame a LineFramer gives for `chunks` (strings are taken as UTF-8), its end included. */
+export function frameChunks(chunks: readonly (string | Buffer)[], options: { maxLineBytes?: number; bytes?: boolean } = {}): Frame[] {
+  const framer = new LineFramer(options.maxLineBytes ?? 1024, options.bytes ?? false);
+  const out: Frame[] = [];
+  const emit = (f: Frame): void => {
+    out.push(f);
+  };
+  for (const chunk of chunks) framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, emit);
+  framer.end(emit);
+  return out;
+}
 
 /**
  * `bytes` cut at `positions` (each taken modulo `bytes.length + 1`, then sorted): the pieces in

@@ -1,17 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { LineFramer, OVERLONG_HEAD_BYTES, type Frame } from '../../lib/process/line-framer.js';
-import { ownCopy } from '../helpers/byte-chunks.js';
+import { OVERLONG_HEAD_BYTES, type Frame } from '../../lib/process/line-framer.js';
+import { frameChunks, ownCopy } from '../helpers/byte-chunks.js';
 
 function frame(chunks: readonly (string | Buffer)[], options: { maxLineBytes?: number; bytes?: boolean } = {}): Frame[] {
-  const framer = new LineFramer(options.maxLineBytes ?? 1024, options.bytes ?? true);
-  const out: Frame[] = [];
-  const emit = (f: Frame): void => {
-    out.push(f);
-  };
-  for (const chunk of chunks) framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, emit);
-  framer.end(emit);
-  return out;
+  return frameChunks(chunks, { bytes: true, ...options });
 }
 
 /** Each frame with its pieces as strings (one string per piece). */

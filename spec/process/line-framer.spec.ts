@@ -1,16 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { LineFramer, OVERLONG_HEAD_BYTES, type Frame } from '../../lib/process/line-framer.js';
+import { OVERLONG_HEAD_BYTES, type Frame } from '../../lib/process/line-framer.js';
+import { frameChunks } from '../helpers/byte-chunks.js';
 
 function frame(chunks: readonly (string | Buffer)[], maxLineBytes = 1024): Frame[] {
-  const framer = new LineFramer(maxLineBytes);
-  const out: Frame[] = [];
-  const emit = (f: Frame): void => {
-    out.push(f);
-  };
-  for (const chunk of chunks) framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, emit);
-  framer.end(emit);
-  return out;
+  return frameChunks(chunks, { maxLineBytes });
 }
 
 const lines = (...texts: string[]): Frame[] => texts.map((text) => ({ kind: 'line', text }));
