@@ -28,7 +28,10 @@ function spendTurnBudget(): void {
 /** A node script that creates `path` when it starts, then prints one line. */
 const marksStart = (path: string): string[] => ['-e', `require('fs').writeFileSync(${JSON.stringify(path)}, 'started'); console.log('up')`];
 
-/** Lets a few event-loop turns and `ms` pass. */
+/**
+ * Lets a few event-loop turns and `ms` pass: the checks after it are of something that must not
+ * happen (a spawn), so there is no event to await; the waiting spawn would have run in the first turn.
+ */
 async function turnsAndTime(ms: number): Promise<void> {
   for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, ms));
