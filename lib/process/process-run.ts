@@ -251,7 +251,7 @@ class Run implements TrackedRun, ProcessRun {
       pid: null,
       requested: request !== null,
       cause: request?.kind ?? null,
-      exitedGracefully: true,
+      exitedGracefully: false,
       killed: [],
       confirmed: true,
       survivors: [],

@@ -84,6 +84,25 @@ describe('spawns of a burst are paced over event-loop turns', () => {
     }
   });
 
+  it.each([
+    ['at once', false],
+    ['in a later turn', true],
+  ])('a spawn that throws (an argument with a NUL byte) ends in-band with a start error, %s', async (_when, waits) => {
+    const reports: StopReport[] = [];
+    if (waits) spendTurnBudget();
+    const items = collect(
+      processLines(node, ['-e', 'a\0b'], {
+        onStopped: (stop) => {
+          reports.push(stop);
+        },
+      }),
+    );
+    expect(spawnPacer.waiting).toBe(waits ? 1 : 0);
+    expect(await items).toEqual([expect.objectContaining({ kind: 'exit', pid: null, exitCode: null, startError: expect.objectContaining({ stage: 'spawn', code: 'EUNEXPECTED' }) })]);
+    expect(reports).toEqual([expect.objectContaining({ pid: null, requested: false, killed: [] })]);
+    expect(activeRunCount()).toBe(0);
+  });
+
   it('stopAllRuns() while a runPi waits: terminal.failed (stopped), completion, and no process', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'agent-rx-pacing-'));
     try {
