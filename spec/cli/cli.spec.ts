@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, geminiOutputToMessages, piOutputToMessages, type ProcessItem } from '../../lib/index.js';
+import { CliMessageSchema, geminiOutputToMessages, piOutputToMessages, RUN_MARKER_ENV, type ProcessItem } from '../../lib/index.js';
 import { parseDuration } from '../../lib/cli/duration.js';
 import { parseRunArgs, RUN_USAGE, type RunRequest } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
@@ -153,6 +153,14 @@ describe('agent-rx run in a terminal (tmux)', () => {
     }
   }
 
+  function carriesRunMarker(pid: number): boolean {
+    try {
+      return readFileSync(`/proc/${pid}/environ`).includes(`${RUN_MARKER_ENV}=`);
+    } catch {
+      return false;
+    }
+  }
+
   function readExit(file: string): number | null {
     try {
       return Number(readFileSync(file, 'utf8').trim());
@@ -178,14 +186,17 @@ describe('agent-rx run in a terminal (tmux)', () => {
     const tag = createProcessTag('AGENT_RX_CLI_TEST');
     tmuxRun(['run', '--executable', REPLAY_AGENT, '--model', 'tool_call_then_text', 'Run a tool'], { PI_REPLAY_SPEED: '3', ...tag.env }, exitFile);
     await waitFor(() => screen().includes('Let me'), 'the first streamed text');
-    const agents = tag.processes().map(({ pid }) => pid);
+    // The agent's processes carry the run marker; the CLI's own (node, and tsx's esbuild service) do not.
+    const agents = tag.processes().map(({ pid }) => pid).filter(carriesRunMarker);
     expect(agents.length).toBeGreaterThan(0);
     execFileSync('tmux', ['send-keys', '-t', session, 'C-c']);
     await waitFor(() => readExit(exitFile) !== null, 'the CLI to exit');
     expect(readExit(exitFile)).toBe(130);
     expect(screen()).toContain('interrupted');
+    // Gone before the CLI exits: it awaits the stop sequence.
     expect(agents.filter(isAlive)).toEqual([]);
-    expect(tag.processes()).toEqual([]);
+    // tsx's esbuild service ends by itself once the CLI's node is gone: awaited, not assumed.
+    expect(await tag.waitUntilNone(10_000)).toEqual([]);
   });
 });
 
