@@ -100,6 +100,15 @@ export const TerminalCompletedSchema = z.object({
   sessionId: z.string().optional(),
 });
 
+/**
+ * Which time limit ran out, and its value in ms: `run` (`timeoutMs`, the whole run or session),
+ * `idle` (`idleTimeoutMs`: no output for that long; in a session, while a turn runs), `abort` (a
+ * session's agent did not end its turn within `gracePeriodMs` of an abort) or `end` (a session's
+ * agent did not exit within `gracePeriodMs` of the end of its input).
+ */
+export const TimeoutSchema = z.object({ limit: z.enum(['run', 'idle', 'abort', 'end']), ms: z.number() });
+export type Timeout = z.infer<typeof TimeoutSchema>;
+
 /** Why a run failed. */
 export const FailureReasonSchema = z.enum([
   /** The executable is missing or not runnable (or `cwd` is not a folder). */
@@ -147,11 +156,8 @@ export const TerminalFailedSchema = z.object({
   httpStatus: z.number().int().optional(),
   /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
   retryAfterMs: z.number().nonnegative().optional(),
-  /**
-   * With reason `timeout`: which limit ran out (`run`: `timeoutMs`, the whole run; `idle`:
-   * `idleTimeoutMs`, no output for that long) and its value in ms.
-   */
-  timeout: z.object({ limit: z.enum(['run', 'idle']), ms: z.number() }).optional(),
+  /** With reason `timeout`: which limit ran out, and its value in ms. */
+  timeout: TimeoutSchema.optional(),
   sessionId: z.string().optional(),
 });
 
@@ -227,4 +233,123 @@ export const isTerminalFailed = is('terminal.failed');
 /** `terminal.completed` or `terminal.failed`: the last message of a run. */
 export function isTerminal(message: CliMessage): message is TerminalMessage {
   return message.type === 'terminal.completed' || message.type === 'terminal.failed';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions: one agent process, many turns
+
+/**
+ * What a caller sends a session. Every command is answered in the stream: `input.accepted` (it
+ * starts a turn, is queued as a follow-up, goes into the running turn, or aborts it) or
+ * `input.dropped` (it cannot be honoured, and why); a command never throws and never vanishes.
+ * `id` is the caller's own, echoed as `commandId`.
+ */
+export const SessionCommandSchema = z.discriminatedUnion('type', [
+  /** Idle: starts a turn. A turn running: queued, and sent as a later turn's prompt (a follow-up). */
+  z.object({ type: z.literal('prompt'), text: z.string().min(1), id: z.string().optional() }),
+  /** Kept by agent-rx and sent as the next turn's prompt; idle: starts a turn now. */
+  z.object({ type: z.literal('follow-up'), text: z.string().min(1), id: z.string().optional() }),
+  /** A turn running: into that turn, as the agent allows (the README's table). Idle: starts a turn. */
+  z.object({ type: z.literal('steer'), text: z.string().min(1), id: z.string().optional() }),
+  /** Ends the running turn (`turn.failed`, reason `aborted`); the process stays; queued follow-ups are dropped. */
+  z.object({ type: z.literal('abort'), id: z.string().optional() }),
+]);
+export type SessionCommand = z.infer<typeof SessionCommandSchema>;
+export type SessionCommandKind = SessionCommand['type'];
+
+/** A turn began: `prompt` is what it was started with (a prompt, a follow-up, or a steer sent while idle). */
+export const TurnStartedSchema = z.object({
+  type: z.literal('turn.started'),
+  /** 1 for the session's first turn. */
+  turn: z.number().int().positive(),
+  prompt: z.string(),
+  commandId: z.string().optional(),
+});
+/** A turn ended as the agent finished it; `usage` is that turn's own. */
+export const TurnCompletedSchema = z.object({
+  type: z.literal('turn.completed'),
+  turn: z.number().int().positive(),
+  stopReason: StopReasonSchema,
+  agentStopReason: z.string().optional(),
+  usage: UsageSchema.optional(),
+});
+/**
+ * A turn ended without an answer: `aborted` (an abort), `agent-error` (the agent reported an error),
+ * `timeout` (no output for `idleTimeoutMs`: the turn was aborted), or why the session's process
+ * ended while the turn ran (`exit`, `stopped`, `spawn`, …; the session's `terminal.failed` follows).
+ */
+export const TurnFailedSchema = z.object({
+  type: z.literal('turn.failed'),
+  turn: z.number().int().positive(),
+  reason: FailureReasonSchema,
+  message: z.string(),
+  agentError: z.string().optional(),
+  httpStatus: z.number().int().optional(),
+  retryAfterMs: z.number().nonnegative().optional(),
+  timeout: TimeoutSchema.optional(),
+});
+/** The kinds of command, and `invalid` for a value that is not a command. */
+export const InputKindSchema = z.enum(['prompt', 'follow-up', 'steer', 'abort', 'invalid']);
+/**
+ * A command was taken: `as` says what it does. `turn` started a turn (`turn` is the new one);
+ * `follow-up` is queued to run after turn `turn`; `steer` went into turn `turn`; `abort` ends turn `turn`.
+ */
+export const InputAcceptedSchema = z.object({
+  type: z.literal('input.accepted'),
+  kind: InputKindSchema.exclude(['invalid']),
+  as: z.enum(['turn', 'follow-up', 'steer', 'abort']),
+  turn: z.number().int().positive(),
+  text: z.string().optional(),
+  commandId: z.string().optional(),
+});
+/**
+ * A command that cannot be honoured, or a queued follow-up that will not run: `no-turn` (an abort
+ * with no turn running), `aborted` (a follow-up dropped by an abort), `rejected` (the agent refused
+ * it; `message` says why), `invalid` (not a command), `session-ended` (the session's process ended first).
+ */
+export const InputDroppedSchema = z.object({
+  type: z.literal('input.dropped'),
+  kind: InputKindSchema,
+  reason: z.enum(['no-turn', 'aborted', 'rejected', 'invalid', 'session-ended']),
+  message: z.string(),
+  text: z.string().optional(),
+  commandId: z.string().optional(),
+});
+
+/**
+ * What a session emits: the run messages (content inside turns, `session.*`, and exactly one
+ * `terminal.*` last, for the session as a whole) and the session's own turn and input messages.
+ */
+export const SessionMessageSchema = z.discriminatedUnion('type', [
+  ...CliMessageSchema.options,
+  TurnStartedSchema,
+  TurnCompletedSchema,
+  TurnFailedSchema,
+  InputAcceptedSchema,
+  InputDroppedSchema,
+]);
+
+export type TurnStarted = z.infer<typeof TurnStartedSchema>;
+export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
+export type TurnFailed = z.infer<typeof TurnFailedSchema>;
+export type InputAccepted = z.infer<typeof InputAcceptedSchema>;
+export type InputDropped = z.infer<typeof InputDroppedSchema>;
+export type InputKind = z.infer<typeof InputKindSchema>;
+export type SessionMessage = z.infer<typeof SessionMessageSchema>;
+export type SessionMessageType = SessionMessage['type'];
+
+const isSession =
+  <T extends SessionMessageType>(type: T) =>
+  (message: SessionMessage): message is Extract<SessionMessage, { type: T }> =>
+    message.type === type;
+
+export const isTurnStarted = isSession('turn.started');
+export const isTurnCompleted = isSession('turn.completed');
+export const isTurnFailed = isSession('turn.failed');
+export const isInputAccepted = isSession('input.accepted');
+export const isInputDropped = isSession('input.dropped');
+
+/** `turn.completed` or `turn.failed`: the end of a turn. */
+export function isTurnEnd(message: SessionMessage): message is TurnCompleted | TurnFailed {
+  return message.type === 'turn.completed' || message.type === 'turn.failed';
 }

@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { CliMessage, TerminalFailed, TerminalMessage } from '../messages.js';
-import type { MessageMapping } from './dialect.js';
+import type { CliMessage, TerminalFailed, TerminalMessage, Timeout } from '../messages.js';
+import type { Conclusion, MessageMapping } from './dialect.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
@@ -108,7 +108,12 @@ function checkDialect(dialect: unknown): void {
   if (hint !== undefined && typeof hint !== 'string') throw new TypeError(`agent-rx: the ${name} dialect's installHint must be a string; got ${shown(hint)}`);
 }
 
-function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, state: S, exit: RunExit): TerminalMessage {
+/**
+ * The terminal message for a run's exit item, by the precedence `mapToCliMessage` documents.
+ * `conclusion` replaces what the dialect concludes from its events (a session decides it from its
+ * turns).
+ */
+export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, state: S, exit: RunExit, conclusion?: Conclusion): TerminalMessage {
   const name = dialect.name;
   const start = exit.startError;
   if (start !== null) {
@@ -123,10 +128,9 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, 
   const stopped = exit.stoppedBy;
   if (stopped !== undefined) {
     if (stopped.kind === 'host') return failure(dialect, state, exit, 'stopped', `the host stopped the ${name} run (stopAllRuns)`);
-    const what = stopped.limit === 'run' ? `the ${name} run took longer than timeoutMs (${stopped.ms} ms)` : `${name} printed nothing for idleTimeoutMs (${stopped.ms} ms)`;
-    return { ...failure(dialect, state, exit, 'timeout', `${what}; it was stopped`), timeout: { limit: stopped.limit, ms: stopped.ms } };
+    return { ...failure(dialect, state, exit, 'timeout', `${timeoutText(name, stopped.limit, stopped.ms)}; it was stopped`), timeout: { limit: stopped.limit, ms: stopped.ms } };
   }
-  const conclusion = dialect.conclude(state);
+  conclusion ??= dialect.conclude(state);
   const explained = exit.signal === null && conclusion.kind === 'failed' && conclusion.ended;
   if ((exit.signal !== null || exit.exitCode !== 0) && !explained) {
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
@@ -153,6 +157,20 @@ function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, 
     return failure(dialect, state, exit, 'invalid-output', `${conclusion.message}; ${count} line(s) of output were not understood${example}`);
   }
   return failure(dialect, state, exit, 'missing-terminal', conclusion.message);
+}
+
+/** What ran out, in words: `the pi run took longer than timeoutMs (500 ms)`. */
+export function timeoutText(name: string, limit: Timeout['limit'], ms: number): string {
+  switch (limit) {
+    case 'run':
+      return `the ${name} run took longer than timeoutMs (${ms} ms)`;
+    case 'idle':
+      return `${name} printed nothing for idleTimeoutMs (${ms} ms)`;
+    case 'abort':
+      return `${name} did not end its turn within ${ms} ms of the abort (gracePeriodMs)`;
+    case 'end':
+      return `${name} did not exit within ${ms} ms of the end of the session (gracePeriodMs)`;
+  }
 }
 
 function failure<S, E extends AgentEvent>(

@@ -59,8 +59,12 @@ export type StopCause =
   | { readonly kind: 'host' }
   | {
       readonly kind: 'timeout';
-      /** `run`: the whole run took `timeoutMs`; `idle`: no stdout output for `idleTimeoutMs`. */
-      readonly limit: 'run' | 'idle';
+      /**
+       * `run`: the whole run took `timeoutMs`; `idle`: no stdout output for `idleTimeoutMs`;
+       * `abort` and `end`: a session's agent did not end its turn after an abort, or did not exit
+       * after the end of its input, within `gracePeriodMs`.
+       */
+      readonly limit: 'run' | 'idle' | 'abort' | 'end';
       readonly ms: number;
     };
 

@@ -27,6 +27,12 @@ export interface ProcessRun {
    * the rest of the output and an exit item that says why the run was stopped.
    */
   stop(request: StopRequest): void;
+  /**
+   * Kills the run's processes other than its root (a session's tool commands that the agent left
+   * running), while the root lives on: SIGKILL, confirmed within `killTimeoutMs`. Only processes
+   * started at or after `bornSince` (a start time from /proc) count. Never rejects.
+   */
+  killDescendants(bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }>;
 }
 
 const UNSUBSCRIBE: StopRequest = { kind: 'unsubscribe' };
@@ -117,6 +123,15 @@ class Run implements TrackedRun, ProcessRun {
     this.#stdinFeed?.unsubscribe();
     this.#limits?.clear();
     this.#dispatch({ type: 'stop', request });
+  }
+
+  killDescendants(bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }> {
+    const tree = this.#tree;
+    if (tree === null || this.#machine.rootExited) return Promise.resolve({ killed: [], confirmed: true });
+    return tree.killDescendants(this.#options.killTimeoutMs, bornSince).catch((error: unknown) => {
+      this.#errors.push(`killing the descendants: ${describe(error)}`);
+      return { killed: [], confirmed: false };
+    });
   }
 
   targetsNow(table: readonly ProcessEntry[]): { readonly pids: readonly number[]; readonly group: number | null } {

@@ -1,5 +1,5 @@
 import { readDescendants, sharedScanner, type ProcessScanner, type ScannedEntry } from './process-scanner.js';
-import { hasProc, procFiles, readStat, runMembers, statOf, type ProcessEntry, type ProcFiles, type RunRoot } from './process-table.js';
+import { bornAfter, hasProc, procFiles, readStat, runMembers, sinceOf, statOf, type ProcessEntry, type ProcFiles, type RunRoot } from './process-table.js';
 import { sendSignal, signalGroup } from './signals.js';
 
 /** How often confirmation looks for survivors. */
@@ -87,6 +87,32 @@ export class RunTree {
       if (emptyScans === 2) return true;
       if (performance.now() >= deadline) return false;
       // A second look right away; after a kill, give the kernel a moment first.
+      if (emptyScans === 0) await delay(CONFIRM_POLL_MS);
+    }
+  }
+
+  /**
+   * SIGKILLs the run's processes other than the root (its tools, while it lives on), until two
+   * scans in a row find none or `timeoutMs` runs out. Only processes started at or after
+   * `bornSince` (a start time in clock ticks, as /proc gives it) count, so a helper the root
+   * started earlier is left alone. The killed pids, and whether all are gone.
+   */
+  async killDescendants(timeoutMs: number, bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }> {
+    const deadline = performance.now() + timeoutMs;
+    const since = sinceOf(bornSince);
+    const killed = new Set<number>();
+    let emptyScans = 0;
+    for (;;) {
+      const table = await this.#scanner.scan();
+      this.#noteError(table.error);
+      const targets = [...this.#members(table.entries).values()].filter((member) => bornAfter(member, since));
+      for (const member of targets) {
+        killed.add(member.pid);
+        this.#killOne(member.pid);
+      }
+      emptyScans = targets.length === 0 ? emptyScans + 1 : 0;
+      if (emptyScans === 2) return { killed: [...killed], confirmed: true };
+      if (performance.now() >= deadline) return { killed: [...killed], confirmed: false };
       if (emptyScans === 0) await delay(CONFIRM_POLL_MS);
     }
   }

@@ -3,10 +3,10 @@ import { buildPiInvocation } from '../agents/pi/args.js';
 import { piOutputToMessages } from '../agents/pi/dialect.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
-import { createSettingsOverlay, PI_AGENT_DIR_ENV, piAgentDir, withoutRetries } from '../agents/pi/settings-overlay.js';
+import { piNoRetryOverlay } from '../agents/pi/settings-overlay.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { processLines } from './process-lines.js';
-import { runWithOverlay, type RunOverlay } from './overlay-run.js';
+import { runWithOverlay } from './overlay-run.js';
 
 /**
  * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
@@ -30,10 +30,5 @@ export function runPi(options: RunPiOptions): Observable<CliMessage> {
   // Every option is checked now, whichever way the run is built below.
   resolveProcessOptions(command, args, processOptions);
   if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  const overlay: RunOverlay = {
-    create: (env, parent) => createSettingsOverlay(piAgentDir(env), withoutRetries, invocation.savesSession, parent),
-    env: PI_AGENT_DIR_ENV,
-    what: "pi's settings without retries",
-  };
-  return runWithOverlay(command, args, processOptions, overlay, toMessages);
+  return runWithOverlay(command, args, processOptions, piNoRetryOverlay(invocation.savesSession), toMessages);
 }

@@ -28,7 +28,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { errorBody, FAKE_INPUT_TOKENS, parseModel, planReply, THINKING_SIGNATURE, toolCallId } from './scenarios.js';
+import { errorBody, FAKE_INPUT_TOKENS, markedScenario, parseModel, planReply, THINKING_SIGNATURE, toolCallId } from './scenarios.js';
 import type { ConversationView, PlannedBlock, ReplyPlan, WireApi } from './scenarios.js';
 
 export * from './scenarios.js';
@@ -42,7 +42,10 @@ export interface RequestLogEntry {
   readonly url: string;
   /** Which wire format the URL selects, or null for an unknown URL. */
   readonly api: WireApi | null;
-  /** The model id that picks the scenario: the one in a `/s/<model id>/` path, else `requestModel`. */
+  /**
+   * The model id that picks the scenario: the one a scenario marker in the last user text names
+   * (`scenarioMarker`), else the one in a `/s/<model id>/` path, else `requestModel`.
+   */
   readonly model: string | null;
   /** The request body's `model` field; for the Gemini API the model named in the URL. */
   readonly requestModel: string | null;
@@ -186,11 +189,12 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     }
     const request = asRecord(body);
     const requestModel = route?.urlModel ?? (typeof request?.['model'] === 'string' ? request['model'] : null);
-    const model = scenarioPath?.[1] === undefined ? requestModel : decodeURIComponent(scenarioPath[1]);
+    const conversation = api === null || request === null ? emptyConversation() : readConversation(api, request);
+    // A scenario marker in the last user text wins, then the scenario path, then the body's model.
+    const model = markedScenario(conversation.lastUserText) ?? (scenarioPath?.[1] === undefined ? requestModel : decodeURIComponent(scenarioPath[1]));
     const parsed = model === null ? null : parseModel(model);
     const previous = model === null ? 0 : (perModel.get(model) ?? 0);
     if (model !== null) perModel.set(model, previous + 1);
-    const conversation = api === null || request === null ? emptyConversation() : readConversation(api, request);
     const offeredTools = toolNames(request);
     const view: ConversationView = { ...conversation, previousRequestsForModel: previous, toolNames: offeredTools };
 
@@ -337,6 +341,7 @@ function emptyConversation(): ConversationSummary {
     lastIsToolResult: false,
     lastToolResultText: null,
     lastUserText: null,
+    userTexts: [],
     hasSystemPrompt: false,
   };
 }
@@ -352,10 +357,15 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
   if (api === 'openai-responses') return readResponsesInput(request);
   if (api === 'gemini') return readGeminiContents(request);
   const messages = Array.isArray(request['messages']) ? request['messages'].map(asRecord) : [];
-  const isToolResult = (m: Record<string, unknown> | null): boolean =>
+  // An Anthropic user message holds tool results, and may hold the user's text too (Claude Code
+  // puts a message sent during a tool, or after an interrupted one, beside the results): it counts
+  // as a tool result only without text of the user's.
+  const hasToolResults = (m: Record<string, unknown> | null): boolean =>
     api === 'openai-completions'
       ? m?.['role'] === 'tool'
       : m?.['role'] === 'user' && Array.isArray(m['content']) && m['content'].some((b) => asRecord(b)?.['type'] === 'tool_result');
+  const userText = (m: Record<string, unknown> | null): string => (m?.['role'] === 'user' ? (textOf(m['content']) ?? '') : '');
+  const isToolResult = (m: Record<string, unknown> | null): boolean => hasToolResults(m) && userText(m) === '';
   const toolResultText = (m: Record<string, unknown> | null): string | null => {
     if (m === null) return null;
     if (api === 'openai-completions') return textOf(m['content']);
@@ -364,14 +374,15 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
   };
   const conversation = messages.filter((m) => m?.['role'] !== 'system');
   const last = conversation.at(-1) ?? null;
-  const lastUser = [...conversation].reverse().find((m) => m?.['role'] === 'user' && !isToolResult(m)) ?? null;
+  const userTexts = conversation.filter((m) => m?.['role'] === 'user' && !isToolResult(m)).map(userText);
   const lastIsToolResult = isToolResult(last);
   return {
     messageCount: messages.length,
-    hasToolResult: messages.some(isToolResult),
+    hasToolResult: messages.some(hasToolResults),
     lastIsToolResult,
     lastToolResultText: lastIsToolResult ? toolResultText(last) : null,
-    lastUserText: lastUser === null ? null : textOf(lastUser['content']),
+    lastUserText: userTexts.at(-1) ?? null,
+    userTexts,
     hasSystemPrompt:
       api === 'openai-completions' ? messages.some((m) => m?.['role'] === 'system' || m?.['role'] === 'developer') : request['system'] !== undefined,
   };
@@ -390,7 +401,11 @@ function readResponsesInput(request: Record<string, unknown>): ConversationSumma
   // `type` may be left out of a message item (the API's "easy input message").
   const role = (item: Record<string, unknown> | null): unknown => (item?.['type'] ?? 'message') === 'message' ? item?.['role'] : undefined;
   const last = items.at(-1) ?? null;
-  const lastUser = [...items].reverse().find((item) => role(item) === 'user') ?? null;
+  // Codex's `<environment_context>` message is its own, not the user's.
+  const userTexts = items
+    .filter((item) => role(item) === 'user')
+    .map((item) => textOf(item?.['content']) ?? '')
+    .filter((text) => !text.startsWith('<environment_context>'));
   const lastIsToolResult = isToolResult(last);
   const instructions = request['instructions'];
   return {
@@ -398,7 +413,8 @@ function readResponsesInput(request: Record<string, unknown>): ConversationSumma
     hasToolResult: items.some(isToolResult),
     lastIsToolResult,
     lastToolResultText: lastIsToolResult ? textOf(last?.['output']) : null,
-    lastUserText: lastUser === null ? null : textOf(lastUser['content']),
+    lastUserText: userTexts.at(-1) ?? null,
+    userTexts,
     hasSystemPrompt:
       (typeof instructions === 'string' && instructions.length > 0) || items.some((item) => role(item) === 'developer' || role(item) === 'system'),
   };
@@ -418,14 +434,15 @@ function readGeminiContents(request: Record<string, unknown>): ConversationSumma
   // `role` may be left out of a turn; the API takes it as `user`.
   const isUser = (content: Record<string, unknown> | null): boolean => (content?.['role'] ?? 'user') === 'user';
   const last = contents.at(-1) ?? null;
-  const lastUser = [...contents].reverse().find((content) => isUser(content) && !isToolResult(content)) ?? null;
+  const userTexts = contents.filter((content) => isUser(content) && !isToolResult(content)).map((content) => geminiUserText(partsOf(content)));
   const lastIsToolResult = isUser(last) && isToolResult(last);
   return {
     messageCount: contents.length,
     hasToolResult: contents.some(isToolResult),
     lastIsToolResult,
     lastToolResultText: lastIsToolResult ? geminiFunctionResponseText(partsOf(last)) : null,
-    lastUserText: lastUser === null ? null : geminiUserText(partsOf(lastUser)),
+    lastUserText: userTexts.at(-1) ?? null,
+    userTexts,
     hasSystemPrompt: geminiHasText(request['systemInstruction']),
   };
 }

@@ -24,6 +24,8 @@ export const SCENARIO_IDS = [
   'touch_tool',
   'fail_tool',
   'echo',
+  'recall',
+  'slow_text',
   'http500',
   'http429',
   'http401',
@@ -145,6 +147,9 @@ const SLEEP_PRE_TEXT_CHUNKS = ['Sleeping ', 'for a while.'];
 const TOUCH_PRE_TEXT_CHUNKS = ['Creating ', 'a file.'];
 const FAIL_PRE_TEXT_CHUNKS = ['Listing ', 'a missing directory.'];
 const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
+/** `slow_text`: 40 pieces, 25 ms apart (about a second of streaming: time to steer or abort mid-stream). */
+const SLOW_TEXT_CHUNKS = Array.from({ length: 40 }, (_, i) => `slow${String(i).padStart(2, '0')} `);
+const SLOW_TEXT_DELAY_MS = 25;
 
 /**
  * Fake Anthropic thinking signature (sent as two signature_delta pieces); also the Responses API
@@ -163,6 +168,35 @@ export function longText(n: number): string {
 /** The `echo` scenario answers with the last user message text, quoted with JSON.stringify. */
 export function echoText(userText: string): string {
   return `You said: ${JSON.stringify(userText)}`;
+}
+
+/**
+ * The `recall` scenario answers with how many user texts the conversation holds and each of them
+ * (scenario markers removed), quoted: what a session's turn sees of the turns before it.
+ */
+export function recallText(userTexts: readonly string[]): string {
+  return `User texts in context: ${userTexts.length} (${userTexts.map((text) => JSON.stringify(withoutScenarioMarker(text))).join(' | ')}).`;
+}
+
+/**
+ * A scenario marker in a user text: `[scn:<model id>]` picks that scenario for the request whose
+ * last user text holds it, whatever the model is. A session changes scenario between turns (and
+ * in a steer) this way, without a model switch: Codex and the Gemini CLI keep one model slug.
+ */
+export function scenarioMarker(model: string): string {
+  return `[scn:${model}]`;
+}
+
+const SCENARIO_MARKER = /\[scn:([A-Za-z0-9_]+)\]\s*/;
+
+/** The model id that a user text's scenario marker names, or null. */
+export function markedScenario(userText: string | null): string | null {
+  return userText === null ? null : (SCENARIO_MARKER.exec(userText)?.[1] ?? null);
+}
+
+/** A user text without its scenario marker. */
+export function withoutScenarioMarker(userText: string): string {
+  return userText.replace(SCENARIO_MARKER, '');
 }
 
 // Trimmed: pi passes `hello\n` on, Claude Code `hello`.
@@ -235,6 +269,11 @@ export interface ConversationView {
   readonly lastToolResultText: string | null;
   /** Text of the last user message that is not a tool result, or null. */
   readonly lastUserText: string | null;
+  /**
+   * The texts of every user message that is not a tool result, in order (a client's own blocks,
+   * such as Claude Code's system reminders, left out): what a session's later turns see in context.
+   */
+  readonly userTexts: readonly string[];
   /** How many requests this server has already seen for this model id (0 for the first). */
   readonly previousRequestsForModel: number;
   /** Names of the tools the request offers (they tell pi, Claude Code and Codex apart). */
@@ -316,6 +355,10 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
       );
     case 'echo':
       return stream([{ type: 'text', chunks: splitWords(echoText(view.lastUserText ?? '')) }], 'stop');
+    case 'recall':
+      return stream([{ type: 'text', chunks: splitWords(recallText(view.userTexts)) }], 'stop');
+    case 'slow_text':
+      return stream([{ type: 'text', chunks: SLOW_TEXT_CHUNKS }], 'stop', SLOW_TEXT_DELAY_MS);
     case 'bash_tool':
       return toolThenText(view, BASH_PRE_TEXT_CHUNKS, bashCall(BASH_TOOL_COMMAND, dialect), bashAnswer);
     case 'read_tool':
@@ -393,7 +436,10 @@ export function expectedText(model: string): string {
       return HANG_CHUNKS.join('');
     case 'flaky500':
       return FLAKY_TEXT_CHUNKS.join('');
+    case 'slow_text':
+      return SLOW_TEXT_CHUNKS.join('');
     case 'echo':
+    case 'recall':
     case 'http500':
     case 'http429':
     case 'http401':

@@ -1,6 +1,6 @@
 import type { ProcessOptions } from '../../process/options.js';
 import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
-import { PI_THINKING_LEVELS, type RunPiOptions } from './options.js';
+import { PI_THINKING_LEVELS, type PiSessionOptions, type RunPiOptions } from './options.js';
 
 export interface PiInvocation {
   readonly command: string;
@@ -21,8 +21,26 @@ export interface PiInvocation {
 export function buildPiInvocation(options: RunPiOptions): PiInvocation {
   // Checked at run time too: JavaScript callers get the same clear TypeError.
   checkOptionsObject('runPi', options);
+  const { prompt, ...rest } = options;
+  checkPrompt('runPi', prompt);
+  const invocation = buildPiArgs(rest, 'json');
+  return { ...invocation, processOptions: { ...invocation.processOptions, stdin: prompt } };
+}
+
+/**
+ * The same for `piSession`: `pi --mode rpc`, whose stdin stays open for the session's commands.
+ * Options are `runPi`'s without the prompt.
+ */
+export function buildPiSessionInvocation(options: PiSessionOptions): PiInvocation {
+  checkOptionsObject('piSession', options);
+  if ((options as { prompt?: unknown }).prompt !== undefined) {
+    throw new TypeError('agent-rx: piSession takes no `prompt`: send prompts as commands ({ type: "prompt", text })');
+  }
+  return buildPiArgs(options, 'rpc');
+}
+
+function buildPiArgs(options: PiSessionOptions, mode: 'json' | 'rpc'): PiInvocation {
   const {
-    prompt,
     executable = 'pi',
     executableArgs = [],
     provider,
@@ -38,14 +56,13 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
     ...processOptions
   } = options;
   checkBooleans({ agentRetry });
-  checkPrompt('runPi', prompt);
   if (thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(thinking)) {
     throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${JSON.stringify(thinking)}`);
   }
   checkStrings({ executable, provider, model, sessionDir, systemPrompt, appendSystemPrompt });
   checkStringLists({ executableArgs, extraArgs, tools });
 
-  const args = [...executableArgs, '--mode', 'json'];
+  const args = [...executableArgs, '--mode', mode];
   if (provider !== undefined) args.push('--provider', provider);
   if (model !== undefined) args.push('--model', model);
   if (thinking !== undefined) args.push('--thinking', thinking);
@@ -73,11 +90,9 @@ export function buildPiInvocation(options: RunPiOptions): PiInvocation {
       // Lines stay bytes: the dialect's byte parser skips the message that every update repeats.
       lineEncoding: 'buffer',
       ...processOptions,
-      stdin: prompt,
     },
     resuming: session === 'continue' || typeof session === 'object',
     agentRetry,
     savesSession: session !== 'none',
   };
 }
-

@@ -13,9 +13,17 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSession = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface RunPiOptions extends PiSessionOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
+}
+
+/**
+ * Options of `piSession`: `runPi`'s without the prompt (prompts are commands). In a session,
+ * `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs` also bounds
+ * how long an abort, and the exit after the last turn, may take.
+ */
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   /** The pi executable. Default `pi` (found on PATH). */
   readonly executable?: string;
   /** Arguments placed before pi's own, e.g. `executable: process.execPath, executableArgs: ['cli.js']`. */

@@ -1,5 +1,6 @@
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { RunOverlay } from '../../sources/overlay-run.js';
 import { asRecord, createConfigOverlay, type SettingsOverlay } from '../shared/settings-overlay.js';
 
 /** The variable pi reads its configuration directory from. */
@@ -36,4 +37,16 @@ export function piAgentDir(env: Readonly<Record<string, string | undefined>>): s
 export function withoutRetries(settings: Record<string, unknown>): Record<string, unknown> {
   const retry = asRecord(settings['retry']);
   return { ...settings, retry: { ...retry, enabled: false, provider: { ...asRecord(retry['provider']), maxRetries: 0 } } };
+}
+
+/**
+ * The overlay a pi run or session gets with `agentRetry: false`: pi's configuration with both
+ * retry layers off. `savesSession`: pi writes its session, so the real `sessions/` must exist.
+ */
+export function piNoRetryOverlay(savesSession: boolean): RunOverlay {
+  return {
+    create: (env, parent) => createSettingsOverlay(piAgentDir(env), withoutRetries, savesSession, parent),
+    env: PI_AGENT_DIR_ENV,
+    what: "pi's settings without retries",
+  };
 }

@@ -1,0 +1,63 @@
+import type { CliMessage } from '../messages.js';
+import type { AgentEvent } from '../operators/items.js';
+import type { ProcessExit } from '../process/items.js';
+import type { SessionEffect, SessionInput, TurnOutcome } from './session-machine.js';
+
+/** What the session machine asks of the agent. */
+export type SessionAsk = Extract<SessionEffect, { readonly type: 'start' | 'steer' | 'abort' | 'end' }>;
+
+/** What a protocol has the shell do. */
+export type ProtocolOutput =
+  /** Write one line (JSON) to the agent's stdin. */
+  | { readonly type: 'write'; readonly line: unknown }
+  /** Close the agent's stdin. */
+  | { readonly type: 'endInput' }
+  /**
+   * Kill the agent's processes started since `bornSince` (a /proc start time; all of them
+   * without), its root aside: tool commands the agent leaves running after an abort. The result
+   * comes back through `read` as a `ToolsKilledEvent`.
+   */
+  | { readonly type: 'killTools'; readonly bornSince?: string };
+
+/** What a protocol tells the session machine. */
+export type ProtocolFact =
+  | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
+  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly message: string }
+  /** A message the protocol itself reads from the agent (`session.started` from a state reply, a warning). */
+  | { readonly type: 'content'; readonly message: CliMessage };
+
+export interface ProtocolReaction {
+  readonly facts?: readonly ProtocolFact[];
+  readonly outputs?: readonly ProtocolOutput[];
+}
+
+/** The event `read` gets when a `killTools` output has been carried out. */
+export interface ToolsKilledEvent extends AgentEvent {
+  readonly type: 'agent-rx.tools-killed';
+  readonly killed: readonly number[];
+  readonly confirmed: boolean;
+}
+
+/**
+ * How one agent's interactive mode is driven: the machine's asks as lines on stdin, and the
+ * agent's lines as facts about turns. Content (text, thinking, tools) is not its job: the agent's
+ * dialect maps it, as for one-shot runs. State is created per session by `createState`, so the
+ * object can be shared.
+ */
+export interface SessionProtocol<P> {
+  /** The agent's name in diagnostics. */
+  readonly name: string;
+  createState(): P;
+  /** What to send once the process is started (a handshake, a state request). */
+  open(state: P): readonly ProtocolOutput[];
+  /** What to send for an ask of the machine (it may be held until the agent is ready). */
+  act(state: P, ask: SessionAsk): ProtocolReaction;
+  /** An event of the agent (or a `ToolsKilledEvent`): what it means for the turn, and any answer it needs. */
+  read(state: P, event: AgentEvent): ProtocolReaction;
+  /** Whether an exit after the end of the input is the agent's normal end. Default: exit code 0. */
+  cleanExit?(state: P, exit: ProcessExit): boolean;
+  /** The session id the agent reported, when the protocol reads it (else the dialect's). */
+  sessionId?(state: P): string | undefined;
+}
+
+export const NO_REACTION: ProtocolReaction = Object.freeze({});

@@ -1,0 +1,324 @@
+import {
+  SessionCommandSchema,
+  type CliMessage,
+  type FailureReason,
+  type InputKind,
+  type SessionMessage,
+  type StopReason,
+  type TerminalFailed,
+  type Timeout,
+  type TurnFailed,
+  type Usage,
+} from '../messages.js';
+import { addUsage } from '../agents/shared/usage.js';
+
+/**
+ * A session's turns and inputs as a pure state machine: `sessionTransition(state, input)` returns
+ * the next state and the effects a shell carries out, in order (messages to emit, what to ask of
+ * the agent, timers). No process, protocol or clock in here: the agent's protocol turns the asks
+ * into lines, and the agent's lines into the inputs `content`, `turnEnded` and `inputRejected`.
+ *
+ *                 prompt | steer | follow-up          abort
+ *   idle ────────────────────────────────► busy ─────────────► aborting
+ *    ▲ ◄──── turnEnded, nothing queued ────┘ │ ◄── turnEnded ──────┘ (then the next follow-up)
+ *    │                                       │
+ *    └─ inputsCompleted ─► ending ◄──────────┘ inputsCompleted, once the turn ended
+ *                              │ exited (any phase)
+ *                              ▼
+ *                            ended
+ *
+ * Invariants it keeps: turns never overlap and each ends exactly once; content is emitted only
+ * inside a turn; a turn still running when the process ends gets its `turn.failed` before the
+ * terminal; every command gets `input.accepted` or `input.dropped`; one terminal, last.
+ */
+export type SessionPhase = 'idle' | 'busy' | 'aborting' | 'ending' | 'ended';
+
+/** A prompt, follow-up or steer as the machine keeps it. */
+export interface SessionInput {
+  readonly kind: Exclude<InputKind, 'abort' | 'invalid'>;
+  readonly text: string;
+  readonly commandId?: string;
+}
+
+export interface SessionState {
+  readonly phase: SessionPhase;
+  /** The running turn while busy or aborting; else the last one (0 before the first). */
+  readonly turn: number;
+  /** Kept by agent-rx, each sent as a later turn's prompt. */
+  readonly followUps: readonly SessionInput[];
+  /** The command stream completed: the session ends once no turn runs. */
+  readonly inputsDone: boolean;
+  /** Why the running turn is being aborted. */
+  readonly aborting: { readonly reason: 'aborted' | 'timeout'; readonly timeout?: Timeout } | null;
+  /** The stop reason of the last completed turn, for the session's `terminal.completed`. */
+  readonly lastStopReason: StopReason | undefined;
+  /** The turns' usage so far. */
+  readonly usage: Usage | undefined;
+}
+
+export const INITIAL_SESSION_STATE: SessionState = {
+  phase: 'idle',
+  turn: 0,
+  followUps: [],
+  inputsDone: false,
+  aborting: null,
+  lastStopReason: undefined,
+  usage: undefined,
+};
+
+/** How the agent ended a turn, as its protocol reads it. */
+export type TurnOutcome =
+  | { readonly kind: 'completed'; readonly stopReason: StopReason; readonly agentStopReason?: string; readonly usage?: Usage }
+  | {
+      readonly kind: 'failed';
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
+      readonly message: string;
+      readonly agentError?: string;
+      readonly httpStatus?: number;
+      readonly retryAfterMs?: number;
+    };
+
+export type SessionInputEvent =
+  /** A value from the command stream; checked here (an invalid one is dropped, in the stream). */
+  | { readonly type: 'command'; readonly command: unknown }
+  /** The command stream completed. */
+  | { readonly type: 'inputsCompleted' }
+  /** A message of the agent's output: `session.*` always passes, anything else only inside a turn. */
+  | { readonly type: 'content'; readonly message: CliMessage }
+  /** The agent ended the running turn. */
+  | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
+  /** The agent refused a steer (its turn is not ended by that). */
+  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly message: string }
+  /** No output for `ms` while a turn ran: the turn is aborted, and fails with `timeout`. */
+  | { readonly type: 'idleExpired'; readonly ms: number }
+  /**
+   * The process is gone. `clean`: it exited the way its agent does at the end of its input;
+   * `failure`: the terminal to give when the session did not end that way; `sessionId`: the one
+   * the agent reported.
+   */
+  | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed; readonly sessionId: string | undefined };
+
+export type SessionEffect =
+  | { readonly type: 'emit'; readonly message: SessionMessage }
+  /** Start a turn with this input as its prompt. */
+  | { readonly type: 'start'; readonly turn: number; readonly input: SessionInput }
+  /** Send this input into the running turn. */
+  | { readonly type: 'steer'; readonly turn: number; readonly input: SessionInput }
+  /** Ask the agent to end the running turn. */
+  | { readonly type: 'abort'; readonly turn: number }
+  /** No more turns: end the agent's input, so that it exits. */
+  | { readonly type: 'end' }
+  /** The idle limit runs while a turn runs (`on`), and not between turns. */
+  | { readonly type: 'watchIdle'; readonly on: boolean }
+  /** The turn must end within the abort limit (`on`), or the session is stopped. */
+  | { readonly type: 'watchAbort'; readonly on: boolean }
+  /** The agent must exit within the end limit, or it is stopped. */
+  | { readonly type: 'watchEnd' }
+  /** The stream completes: the terminal was the last message. */
+  | { readonly type: 'complete' };
+
+export interface SessionTransition {
+  readonly state: SessionState;
+  readonly effects: readonly SessionEffect[];
+}
+
+const emit = (message: SessionMessage): SessionEffect => ({ type: 'emit', message });
+
+export function sessionTransition(state: SessionState, input: SessionInputEvent): SessionTransition {
+  if (state.phase === 'ended') return { state, effects: [] };
+  switch (input.type) {
+    case 'command':
+      return onCommand(state, input.command);
+    case 'inputsCompleted':
+      if (state.phase === 'idle') return end({ ...state, inputsDone: true }, []);
+      return { state: { ...state, inputsDone: true }, effects: [] };
+    case 'content': {
+      const inTurn = state.phase === 'busy' || state.phase === 'aborting';
+      const always = input.message.type === 'session.started' || input.message.type === 'session.resumed';
+      return { state, effects: inTurn || always ? [emit(input.message)] : [] };
+    }
+    case 'turnEnded':
+      return onTurnEnded(state, input.outcome);
+    case 'inputRejected':
+      return { state, effects: [emit(dropped(input.input.kind, 'rejected', input.message, input.input))] };
+    case 'idleExpired':
+      if (state.phase !== 'busy') return { state, effects: [] };
+      return {
+        state: { ...state, phase: 'aborting', aborting: { reason: 'timeout', timeout: { limit: 'idle', ms: input.ms } } },
+        effects: [{ type: 'watchIdle', on: false }, { type: 'abort', turn: state.turn }, { type: 'watchAbort', on: true }],
+      };
+    case 'exited':
+      return onExited(state, input);
+  }
+}
+
+function onCommand(state: SessionState, value: unknown): SessionTransition {
+  const parsed = SessionCommandSchema.safeParse(value);
+  if (!parsed.success) {
+    const kind = commandKind(value);
+    const issue = parsed.error.issues[0];
+    const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
+    return { state, effects: [emit(dropped(kind, 'invalid', `not a session command (${where}${issue?.message ?? 'invalid'})`, textOf(value)))] };
+  }
+  const command = parsed.data;
+  const ids = command.id === undefined ? {} : { commandId: command.id };
+  if (command.type === 'abort') {
+    if (state.phase === 'busy') {
+      const dropping = state.followUps.map((queued) => emit(dropped(queued.kind, 'aborted', `dropped by the abort of turn ${state.turn}`, queued)));
+      return {
+        state: { ...state, phase: 'aborting', aborting: { reason: 'aborted' }, followUps: [] },
+        effects: [
+          emit({ type: 'input.accepted', kind: 'abort', as: 'abort', turn: state.turn, ...ids }),
+          ...dropping,
+          { type: 'watchIdle', on: false },
+          { type: 'abort', turn: state.turn },
+          { type: 'watchAbort', on: true },
+        ],
+      };
+    }
+    const why = state.phase === 'aborting' ? `turn ${state.turn} is already being aborted` : 'no turn is running';
+    return { state, effects: [emit({ type: 'input.dropped', kind: 'abort', reason: 'no-turn', message: why, ...ids })] };
+  }
+  const input: SessionInput = { kind: command.type, text: command.text, ...ids };
+  if (state.phase === 'idle') return startTurn(state, input, []);
+  if (command.type === 'steer' && state.phase === 'busy') {
+    return {
+      state,
+      effects: [emit(accepted(input, 'steer', state.turn)), { type: 'steer', turn: state.turn, input }],
+    };
+  }
+  // A turn runs (or is being aborted): the input waits for the next turn.
+  return { state: { ...state, followUps: [...state.followUps, input] }, effects: [emit(accepted(input, 'follow-up', state.turn))] };
+}
+
+function onTurnEnded(state: SessionState, outcome: TurnOutcome): SessionTransition {
+  if (state.phase !== 'busy' && state.phase !== 'aborting') return { state, effects: [] };
+  const turn = state.turn;
+  const closing: SessionEffect[] = [{ type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
+  let ended: SessionMessage;
+  let next: SessionState = { ...state, phase: 'idle', aborting: null };
+  if (outcome.kind === 'completed') {
+    ended = {
+      type: 'turn.completed',
+      turn,
+      stopReason: outcome.stopReason,
+      ...(outcome.agentStopReason === undefined ? {} : { agentStopReason: outcome.agentStopReason }),
+      ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
+    };
+    next = { ...next, lastStopReason: outcome.stopReason, usage: outcome.usage === undefined ? state.usage : addUsage(state.usage, outcome.usage) };
+  } else if (state.aborting?.reason === 'timeout' && outcome.reason === 'aborted') {
+    const timeout = state.aborting.timeout;
+    ended = {
+      type: 'turn.failed',
+      turn,
+      reason: 'timeout',
+      message: `no output for idleTimeoutMs (${timeout?.ms ?? 0} ms): the turn was aborted`,
+      ...(timeout === undefined ? {} : { timeout }),
+    };
+  } else {
+    ended = {
+      type: 'turn.failed',
+      turn,
+      reason: outcome.reason,
+      message: outcome.message,
+      ...(outcome.agentError === undefined ? {} : { agentError: outcome.agentError }),
+      ...(outcome.httpStatus === undefined ? {} : { httpStatus: outcome.httpStatus }),
+      ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+    };
+  }
+  const effects = [...closing, emit(ended)];
+  const [following, ...rest] = next.followUps;
+  if (following !== undefined) return startTurn({ ...next, followUps: rest }, following, effects, false);
+  if (next.inputsDone) return end(next, effects);
+  return { state: next, effects };
+}
+
+/** Starts the next turn with `input`; `announce`: say `input.accepted` (a follow-up was accepted when it was queued). */
+function startTurn(state: SessionState, input: SessionInput, before: readonly SessionEffect[], announce = true): SessionTransition {
+  const turn = state.turn + 1;
+  const ids = input.commandId === undefined ? {} : { commandId: input.commandId };
+  return {
+    state: { ...state, phase: 'busy', turn, aborting: null },
+    effects: [
+      ...before,
+      ...(announce ? [emit(accepted(input, 'turn', turn))] : []),
+      emit({ type: 'turn.started', turn, prompt: input.text, ...ids }),
+      { type: 'start', turn, input },
+      { type: 'watchIdle', on: true },
+    ],
+  };
+}
+
+function end(state: SessionState, before: readonly SessionEffect[]): SessionTransition {
+  return { state: { ...state, phase: 'ending' }, effects: [...before, { type: 'end' }, { type: 'watchEnd' }] };
+}
+
+function onExited(state: SessionState, input: Extract<SessionInputEvent, { type: 'exited' }>): SessionTransition {
+  const effects: SessionEffect[] = [{ type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
+  const failure = input.failure;
+  if (state.phase === 'busy' || state.phase === 'aborting') {
+    const turnFailed: TurnFailed = {
+      type: 'turn.failed',
+      turn: state.turn,
+      reason: failure.reason,
+      message: failure.message,
+      ...(failure.agentError === undefined ? {} : { agentError: failure.agentError }),
+      ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
+      ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
+      ...(failure.timeout === undefined ? {} : { timeout: failure.timeout }),
+    };
+    effects.push(emit(turnFailed));
+  }
+  for (const queued of state.followUps) effects.push(emit(dropped(queued.kind, 'session-ended', 'the session ended before it could run', queued)));
+  const graceful = state.phase === 'ending' && input.clean;
+  const terminal: SessionMessage = graceful
+    ? {
+        type: 'terminal.completed',
+        stopReason: state.lastStopReason ?? 'end_turn',
+        ...(state.usage === undefined ? {} : { usage: state.usage }),
+        ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
+      }
+    : failure;
+  effects.push(emit(terminal), { type: 'complete' });
+  return { state: { ...state, phase: 'ended', followUps: [], aborting: null }, effects };
+}
+
+function accepted(input: SessionInput, as: 'turn' | 'follow-up' | 'steer', turn: number): SessionMessage {
+  return {
+    type: 'input.accepted',
+    kind: input.kind,
+    as,
+    turn,
+    text: input.text,
+    ...(input.commandId === undefined ? {} : { commandId: input.commandId }),
+  };
+}
+
+function dropped(
+  kind: InputKind,
+  reason: 'aborted' | 'rejected' | 'invalid' | 'session-ended',
+  message: string,
+  what: { readonly text?: string | undefined; readonly commandId?: string | undefined } | string | undefined,
+): SessionMessage {
+  const fields = typeof what === 'string' ? { text: what } : (what ?? {});
+  return {
+    type: 'input.dropped',
+    kind,
+    reason,
+    message,
+    ...(fields.text === undefined ? {} : { text: fields.text }),
+    ...(fields.commandId === undefined ? {} : { commandId: fields.commandId }),
+  };
+}
+
+const KINDS: readonly string[] = ['prompt', 'follow-up', 'steer', 'abort'];
+
+function commandKind(value: unknown): InputKind {
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  return typeof type === 'string' && KINDS.includes(type) ? (type as InputKind) : 'invalid';
+}
+
+function textOf(value: unknown): string | undefined {
+  const text = typeof value === 'object' && value !== null ? (value as { text?: unknown }).text : undefined;
+  return typeof text === 'string' ? text : undefined;
+}

@@ -1,0 +1,235 @@
+import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import type { SessionMessage, TerminalFailed } from '../../lib/messages.js';
+import {
+  INITIAL_SESSION_STATE,
+  sessionTransition,
+  type SessionEffect,
+  type SessionInputEvent,
+  type SessionPhase,
+  type SessionState,
+} from '../../lib/sessions/session-machine.js';
+
+// The session machine is pure: every case is an input in a state, and the effects it gives.
+
+const FAILURE: TerminalFailed = {
+  type: 'terminal.failed',
+  reason: 'exit',
+  message: 'pi exited with code 1',
+  exitCode: 1,
+  signal: null,
+  stderr: '',
+  stderrTruncatedBytes: 0,
+  invalidOutputLines: [],
+  invalidOutputLinesOmitted: 0,
+};
+
+const inputs = {
+  prompt: { type: 'command', command: { type: 'prompt', text: 'p' } },
+  steer: { type: 'command', command: { type: 'steer', text: 's' } },
+  followUp: { type: 'command', command: { type: 'follow-up', text: 'f' } },
+  abort: { type: 'command', command: { type: 'abort' } },
+  bogus: { type: 'command', command: { type: 'prompt', text: '' } },
+  done: { type: 'inputsCompleted' },
+  text: { type: 'content', message: { type: 'assistant', text: 'x' } },
+  session: { type: 'content', message: { type: 'session.started', sessionId: 'id' } },
+  completed: { type: 'turnEnded', outcome: { kind: 'completed', stopReason: 'end_turn' } },
+  aborted: { type: 'turnEnded', outcome: { kind: 'failed', reason: 'aborted', message: 'aborted' } },
+  idle: { type: 'idleExpired', ms: 500 },
+  cleanExit: { type: 'exited', clean: true, failure: FAILURE, sessionId: 'id' },
+  crash: { type: 'exited', clean: false, failure: FAILURE, sessionId: 'id' },
+} as const satisfies Record<string, SessionInputEvent>;
+type InputName = keyof typeof inputs;
+
+/** An effect in short: `emit:turn.started`, `start`, `watchIdle:on`, … */
+function short(effect: SessionEffect): string {
+  switch (effect.type) {
+    case 'emit':
+      return effect.message.type === 'input.accepted' ? `accepted:${effect.message.as}` : effect.message.type === 'input.dropped' ? `dropped:${effect.message.reason}` : effect.message.type;
+    case 'watchIdle':
+    case 'watchAbort':
+      return `${effect.type}:${effect.on ? 'on' : 'off'}`;
+    default:
+      return effect.type;
+  }
+}
+
+const inPhase = (phase: SessionPhase, change: Partial<SessionState> = {}): SessionState => ({
+  ...INITIAL_SESSION_STATE,
+  phase,
+  turn: phase === 'idle' ? 0 : 1,
+  ...change,
+});
+const QUEUED: Partial<SessionState> = { followUps: [{ kind: 'follow-up', text: 'queued' }] };
+const DONE: Partial<SessionState> = { inputsDone: true };
+
+type Row = [string, SessionState, InputName, SessionPhase, string[]];
+const table: Row[] = [
+  ['idle', inPhase('idle'), 'prompt', 'busy', ['accepted:turn', 'turn.started', 'start', 'watchIdle:on']],
+  ['idle', inPhase('idle'), 'steer', 'busy', ['accepted:turn', 'turn.started', 'start', 'watchIdle:on']],
+  ['idle', inPhase('idle'), 'followUp', 'busy', ['accepted:turn', 'turn.started', 'start', 'watchIdle:on']],
+  ['idle', inPhase('idle'), 'abort', 'idle', ['dropped:no-turn']],
+  ['idle', inPhase('idle'), 'bogus', 'idle', ['dropped:invalid']],
+  ['idle', inPhase('idle'), 'done', 'ending', ['end', 'watchEnd']],
+  ['idle', inPhase('idle'), 'text', 'idle', []],
+  ['idle', inPhase('idle'), 'session', 'idle', ['session.started']],
+  ['idle', inPhase('idle'), 'completed', 'idle', []],
+  ['idle', inPhase('idle'), 'idle', 'idle', []],
+  ['idle', inPhase('idle'), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.failed', 'complete']],
+  ['idle', inPhase('idle'), 'cleanExit', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.failed', 'complete']],
+  ['busy', inPhase('busy'), 'prompt', 'busy', ['accepted:follow-up']],
+  ['busy', inPhase('busy'), 'followUp', 'busy', ['accepted:follow-up']],
+  ['busy', inPhase('busy'), 'steer', 'busy', ['accepted:steer', 'steer']],
+  ['busy', inPhase('busy'), 'abort', 'aborting', ['accepted:abort', 'watchIdle:off', 'abort', 'watchAbort:on']],
+  ['busy with a follow-up', inPhase('busy', QUEUED), 'abort', 'aborting', ['accepted:abort', 'dropped:aborted', 'watchIdle:off', 'abort', 'watchAbort:on']],
+  ['busy', inPhase('busy'), 'text', 'busy', ['assistant']],
+  ['busy', inPhase('busy'), 'completed', 'idle', ['watchIdle:off', 'watchAbort:off', 'turn.completed']],
+  ['busy with a follow-up', inPhase('busy', QUEUED), 'completed', 'busy', ['watchIdle:off', 'watchAbort:off', 'turn.completed', 'turn.started', 'start', 'watchIdle:on']],
+  ['busy, inputs done', inPhase('busy', DONE), 'completed', 'ending', ['watchIdle:off', 'watchAbort:off', 'turn.completed', 'end', 'watchEnd']],
+  ['busy', inPhase('busy'), 'done', 'busy', []],
+  ['busy', inPhase('busy'), 'idle', 'aborting', ['watchIdle:off', 'abort', 'watchAbort:on']],
+  ['busy', inPhase('busy'), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'turn.failed', 'terminal.failed', 'complete']],
+  ['busy with a follow-up', inPhase('busy', QUEUED), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'turn.failed', 'dropped:session-ended', 'terminal.failed', 'complete']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'abort', 'aborting', ['dropped:no-turn']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'steer', 'aborting', ['accepted:follow-up']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'prompt', 'aborting', ['accepted:follow-up']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'text', 'aborting', ['assistant']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'aborted', 'idle', ['watchIdle:off', 'watchAbort:off', 'turn.failed']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'completed', 'idle', ['watchIdle:off', 'watchAbort:off', 'turn.completed']],
+  ['aborting', inPhase('aborting', { aborting: { reason: 'aborted' } }), 'idle', 'aborting', []],
+  ['ending', inPhase('ending', DONE), 'cleanExit', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.completed', 'complete']],
+  ['ending', inPhase('ending', DONE), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.failed', 'complete']],
+  ['ending', inPhase('ending', DONE), 'text', 'ending', []],
+  ['ended', inPhase('ended'), 'prompt', 'ended', []],
+  ['ended', inPhase('ended'), 'crash', 'ended', []],
+];
+
+function walk(names: readonly (InputName | SessionInputEvent)[], from: SessionState = INITIAL_SESSION_STATE): { state: SessionState; messages: SessionMessage[]; effects: SessionEffect[] } {
+  let state = from;
+  const effects: SessionEffect[] = [];
+  for (const name of names) {
+    const result = sessionTransition(state, typeof name === 'string' ? inputs[name] : name);
+    state = result.state;
+    effects.push(...result.effects);
+  }
+  const messages = effects.flatMap((effect) => (effect.type === 'emit' ? [effect.message] : []));
+  return { state, messages, effects };
+}
+
+describe('session machine', () => {
+  it.each(table)('%s, on %s: goes to the next phase with its effects', (_, from, input, to, effects) => {
+    const next = sessionTransition(from, inputs[input]);
+    expect(next.state.phase).toBe(to);
+    expect(next.effects.map(short)).toEqual(effects);
+  });
+
+  it('numbers turns from 1 and gives the prompt, the command id and the turn it concerns', () => {
+    const { messages } = walk([{ type: 'command', command: { type: 'prompt', text: 'first', id: 'c1' } }, 'completed', { type: 'command', command: { type: 'steer', text: 'second', id: 'c2' } }]);
+    expect(messages).toEqual([
+      { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'first', commandId: 'c1' },
+      { type: 'turn.started', turn: 1, prompt: 'first', commandId: 'c1' },
+      { type: 'turn.completed', turn: 1, stopReason: 'end_turn' },
+      { type: 'input.accepted', kind: 'steer', as: 'turn', turn: 2, text: 'second', commandId: 'c2' },
+      { type: 'turn.started', turn: 2, prompt: 'second', commandId: 'c2' },
+    ]);
+  });
+
+  it('runs queued follow-ups in order, one turn each, then ends when the inputs are done', () => {
+    const { messages, effects } = walk(['prompt', 'followUp', 'prompt', 'done', 'completed', 'completed', 'completed', 'cleanExit']);
+    expect(messages.flatMap((message) => (message.type === 'turn.started' ? [[message.turn, message.prompt]] : []))).toEqual([
+      [1, 'p'],
+      [2, 'f'],
+      [3, 'p'],
+    ]);
+    expect(effects.map(short).filter((effect) => effect === 'start' || effect === 'end')).toEqual(['start', 'start', 'start', 'end']);
+    expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'id' });
+  });
+
+  it('sums the turns\' usage into the session terminal', () => {
+    const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 12 };
+    const turn: SessionInputEvent = { type: 'turnEnded', outcome: { kind: 'completed', stopReason: 'max_tokens', usage } };
+    const { messages } = walk(['prompt', turn, 'prompt', turn, 'done', 'cleanExit']);
+    expect(messages.at(-1)).toEqual({
+      type: 'terminal.completed',
+      stopReason: 'max_tokens',
+      usage: { inputTokens: 20, outputTokens: 4, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 24 },
+      sessionId: 'id',
+    });
+  });
+
+  it('fails a turn that went silent with reason timeout, and keeps its follow-ups', () => {
+    const { messages, state } = walk(['prompt', 'followUp', 'idle', 'aborted']);
+    expect(messages.find((message) => message.type === 'turn.failed')).toEqual({
+      type: 'turn.failed',
+      turn: 1,
+      reason: 'timeout',
+      message: 'no output for idleTimeoutMs (500 ms): the turn was aborted',
+      timeout: { limit: 'idle', ms: 500 },
+    });
+    expect(state.phase).toBe('busy');
+    expect(state.turn).toBe(2);
+  });
+
+  it('gives a running turn the failure of the process, then the session terminal', () => {
+    const { messages } = walk(['prompt', 'crash']);
+    expect(messages.slice(-2)).toEqual([{ type: 'turn.failed', turn: 1, reason: 'exit', message: 'pi exited with code 1' }, FAILURE]);
+  });
+
+  it('drops a steer the agent refused, with the agent\'s reason', () => {
+    const { messages } = walk(['prompt', { type: 'inputRejected', input: { kind: 'steer', text: 's', commandId: 'c9' }, message: 'no active turn' }]);
+    expect(messages.at(-1)).toEqual({ type: 'input.dropped', kind: 'steer', reason: 'rejected', message: 'no active turn', text: 's', commandId: 'c9' });
+  });
+
+  it('drops values that are not commands, saying what is wrong', () => {
+    const { messages } = walk([
+      { type: 'command', command: null },
+      { type: 'command', command: { type: 'shout', text: 'x' } },
+      { type: 'command', command: { type: 'prompt' } },
+    ]);
+    expect(messages.map((message) => message.type === 'input.dropped' && [message.kind, message.reason])).toEqual([
+      ['invalid', 'invalid'],
+      ['invalid', 'invalid'],
+      ['prompt', 'invalid'],
+    ]);
+  });
+
+  // The invariants of a session, over random inputs in any order.
+  const anyInput = fc.constantFrom<InputName>('prompt', 'steer', 'followUp', 'abort', 'bogus', 'done', 'text', 'session', 'completed', 'aborted', 'idle');
+  const anyEnd = fc.constantFrom<InputName>('cleanExit', 'crash');
+
+  it('keeps its invariants whatever the order of inputs', () => {
+    fc.assert(
+      fc.property(fc.array(anyInput, { maxLength: 40 }), anyEnd, (names, end) => {
+        const { messages } = walk([...names, end]);
+        let running: number | null = null;
+        let last = 0;
+        let terminals = 0;
+        const commands = names.filter((name) => ['prompt', 'steer', 'followUp', 'abort', 'bogus'].includes(name)).length;
+        let answered = 0;
+        for (const message of messages) {
+          if (message.type === 'turn.started') {
+            expect(running).toBeNull(); // turns never overlap
+            expect(message.turn).toBe(last + 1);
+            running = message.turn;
+            last = message.turn;
+          } else if (message.type === 'turn.completed' || message.type === 'turn.failed') {
+            expect(message.turn).toBe(running); // each ends once, the one running
+            running = null;
+          } else if (message.type === 'input.accepted' || message.type === 'input.dropped') {
+            // A queued follow-up dropped later was answered when it was accepted.
+            if (message.type === 'input.accepted' || (message.reason !== 'aborted' && message.reason !== 'session-ended')) answered += 1;
+          } else if (message.type === 'terminal.completed' || message.type === 'terminal.failed') {
+            terminals += 1;
+            expect(running).toBeNull(); // a running turn ended before the terminal
+          } else if (message.type !== 'session.started') {
+            expect(running).not.toBeNull(); // content only inside a turn
+          }
+        }
+        expect(answered).toBe(commands); // every command answered once, at once
+        expect(terminals).toBe(1);
+        expect(messages.at(-1)?.type.startsWith('terminal.')).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
