@@ -87,8 +87,11 @@ export type SessionInputEvent =
   | { readonly type: 'content'; readonly message: CliMessage }
   /** The agent ended the running turn. */
   | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
-  /** The agent refused a steer (its turn is not ended by that). */
-  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly message: string }
+  /**
+   * A steer that did not reach the turn: the agent refused it (`rejected`, the default), or the
+   * abort came first (`aborted`). The turn is not ended by that.
+   */
+  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted'; readonly message: string }
   /** No output for `ms` while a turn ran: the turn is aborted, and fails with `timeout`. */
   | { readonly type: 'idleExpired'; readonly ms: number }
   /**
@@ -140,7 +143,7 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
     case 'turnEnded':
       return onTurnEnded(state, input.outcome);
     case 'inputRejected':
-      return { state, effects: [emit(dropped(input.input.kind, 'rejected', input.message, input.input))] };
+      return { state, effects: [emit(dropped(input.input.kind, input.reason ?? 'rejected', input.message, input.input))] };
     case 'idleExpired':
       if (state.phase !== 'busy') return { state, effects: [] };
       return {

@@ -1,6 +1,6 @@
 import type { ProcessOptions } from '../../process/options.js';
 import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
-import type { RunClaudeCodeOptions } from './options.js';
+import type { ClaudeCodeSessionOptions, RunClaudeCodeOptions } from './options.js';
 
 export interface ClaudeInvocation {
   readonly command: string;
@@ -16,8 +16,27 @@ export interface ClaudeInvocation {
  */
 export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvocation {
   checkOptionsObject('runClaudeCode', options);
+  const { prompt, ...rest } = options;
+  checkPrompt('runClaudeCode', prompt);
+  const invocation = buildClaudeArgs(rest, ['-p', '--output-format', 'stream-json', '--verbose']);
+  return { ...invocation, args: [...invocation.args, '--', prompt] };
+}
+
+/**
+ * The same for `claudeCodeSession`: no `-p`; stream-json on stdin too, every user line replayed
+ * (`--replay-user-messages`: the session knows which of its lines a turn consumed). Options are
+ * `runClaudeCode`'s without the prompt.
+ */
+export function buildClaudeSessionInvocation(options: ClaudeCodeSessionOptions): ClaudeInvocation {
+  checkOptionsObject('claudeCodeSession', options);
+  if ((options as { prompt?: unknown }).prompt !== undefined) {
+    throw new TypeError('agent-rx: claudeCodeSession takes no `prompt`: send prompts as commands ({ type: "prompt", text })');
+  }
+  return buildClaudeArgs(options, ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages']);
+}
+
+function buildClaudeArgs(options: ClaudeCodeSessionOptions, mode: readonly string[]): ClaudeInvocation {
   const {
-    prompt,
     executable = 'claude',
     executableArgs = [],
     model,
@@ -31,13 +50,12 @@ export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvo
     extraArgs = [],
     ...processOptions
   } = options;
-  checkPrompt('runClaudeCode', prompt);
   checkStrings({ executable, model, permissionMode });
   checkStringLists({ executableArgs, extraArgs, allowedTools, disallowedTools });
   if (maxTurns !== undefined && (!Number.isInteger(maxTurns) || maxTurns < 1)) throw new TypeError('agent-rx: maxTurns must be an integer >= 1');
   checkBooleans({ includePartialMessages, agentRetry });
 
-  const args = [...executableArgs, '-p', '--output-format', 'stream-json', '--verbose'];
+  const args = [...executableArgs, ...mode];
   if (includePartialMessages) args.push('--include-partial-messages');
   if (model !== undefined) args.push('--model', model);
   if (session === 'continue') args.push('--continue');
@@ -51,7 +69,7 @@ export function buildClaudeInvocation(options: RunClaudeCodeOptions): ClaudeInvo
   if (allowedTools !== undefined && allowedTools.length > 0) args.push(`--allowedTools=${allowedTools.join(',')}`);
   if (disallowedTools !== undefined && disallowedTools.length > 0) args.push(`--disallowedTools=${disallowedTools.join(',')}`);
   if (maxTurns !== undefined) args.push('--max-turns', String(maxTurns));
-  args.push(...extraArgs, '--', prompt);
+  args.push(...extraArgs);
 
   return {
     command: executable,

@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { CliMessage, StopReason } from '../../messages.js';
+import type { CliMessage, StopReason, Usage } from '../../messages.js';
 import { agentOutputToMessages } from '../../operators/agent-output-to-messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
@@ -236,28 +236,37 @@ function concludeClaude(state: ClaudeState): Conclusion {
     if (state.apiError !== undefined) return { kind: 'failed', reason: 'agent-error', message: `Claude Code reported an error: ${state.apiError}`, ended: false };
     return { kind: 'inconclusive', message: 'Claude Code exited without a result line' };
   }
+  // An interrupted turn, whatever `subtype` says (a line sent with priority "now" ends the running
+  // turn with `subtype: "success"` and `terminal_reason: "aborted_streaming"`).
+  if (result.terminal_reason?.startsWith('aborted') === true) {
+    return { kind: 'failed', reason: 'aborted', message: `Claude Code aborted the run (${result.terminal_reason})`, ended: true };
+  }
   if (!result.is_error) {
-    const usage = result.usage;
+    const usage = claudeUsage(result, result.total_cost_usd);
     return {
       kind: 'completed',
       stopReason: claudeStopReason(result.stop_reason),
       ...(typeof result.stop_reason === 'string' ? { agentStopReason: result.stop_reason } : {}),
-      ...(usage === undefined
-        ? {}
-        : {
-            usage: usageOf({
-              input: usage.input_tokens ?? 0,
-              output: usage.output_tokens ?? 0,
-              cacheRead: usage.cache_read_input_tokens,
-              cacheWrite: usage.cache_creation_input_tokens,
-              cost: result.total_cost_usd,
-            }),
-          }),
+      ...(usage === undefined ? {} : { usage }),
     };
   }
   const error = lastError(state) ?? result.subtype;
-  if (result.subtype === 'error_during_execution' && result.terminal_reason?.startsWith('aborted') === true) {
-    return { kind: 'failed', reason: 'aborted', message: `Claude Code aborted the run (${result.terminal_reason})`, ended: true };
-  }
   return { kind: 'failed', reason: 'agent-error', message: `Claude Code reported an error: ${error}`, ended: true };
+}
+
+/**
+ * The usage a `result` line reports (its `usage` is the CLI turn's own), with `cost`: for a run,
+ * `total_cost_usd`; in a session, where that total is the session's so far, the part of it since
+ * the previous result.
+ */
+export function claudeUsage(result: ClaudeEventOf<'result'>, cost: number | undefined): Usage | undefined {
+  const usage = result.usage;
+  if (usage === undefined) return undefined;
+  return usageOf({
+    input: usage.input_tokens ?? 0,
+    output: usage.output_tokens ?? 0,
+    cacheRead: usage.cache_read_input_tokens,
+    cacheWrite: usage.cache_creation_input_tokens,
+    cost,
+  });
 }

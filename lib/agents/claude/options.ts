@@ -7,9 +7,17 @@ import type { ProcessOptions } from '../../process/options.js';
 export type ClaudeSession = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunClaudeCodeOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface RunClaudeCodeOptions extends ClaudeCodeSessionOptions {
   /** The prompt, passed after `--` so that it can never be read as a flag. */
   readonly prompt: string;
+}
+
+/**
+ * Options of `claudeCodeSession`: `runClaudeCode`'s without the prompt (prompts are commands). In
+ * a session, `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs`
+ * also bounds how long an abort, and the exit after the last turn, may take.
+ */
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   /** The Claude Code executable. Default `claude` (found on PATH). */
   readonly executable?: string;
   /** Arguments placed before Claude Code's own. */

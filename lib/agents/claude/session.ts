@@ -1,0 +1,183 @@
+import { randomUUID } from 'node:crypto';
+import type { Usage } from '../../messages.js';
+import type { AgentEvent } from '../../operators/items.js';
+import type { ProcessExit } from '../../process/items.js';
+import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
+import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
+import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
+import { outcomeOf } from '../shared/turn-outcome.js';
+import { addUsage } from '../shared/usage.js';
+import { claudeDialect, claudeUsage, type ClaudeState } from './dialect.js';
+import type { ClaudeEvent } from './events.js';
+
+const known = narrowEvents<ClaudeEvent>();
+
+/** One agent-rx turn as Claude Code's protocol follows it: it may span several of the CLI's `result`s. */
+interface ClaudeTurn {
+  /** The turn's reading of the CLI's lines (its last `result`), by the one-shot dialect. */
+  readonly reading: ClaudeState;
+  /** User lines written (the prompt, steers) whose replay has not come yet, by uuid. */
+  readonly unreplayed: Set<string>;
+  /** Steers written, by uuid. */
+  readonly steers: Map<string, SessionInput>;
+  /** `result` lines of this turn so far. */
+  results: number;
+  /** The CLI took a line (its replay came) and has not given that CLI turn's `result` yet. */
+  running: boolean;
+  /** The turn's usage: the sum of its results'. */
+  usage: Usage | undefined;
+  abort: {
+    readonly interrupt: string;
+    /** `cancel_async_message` requests not answered yet: request id → uuid. */
+    readonly cancels: Map<string, string>;
+    interruptAnswered: boolean;
+  } | null;
+}
+
+export interface ClaudeSessionState {
+  nextRequest: number;
+  turn: ClaudeTurn | null;
+  /** `total_cost_usd` of the last result: the session's cost so far. */
+  costSoFar: number;
+  /** The last `result` was an error: the CLI then exits 1 at the end of its input. */
+  lastResultFailed: boolean;
+}
+
+const dialect = claudeDialect();
+
+/**
+ * Claude Code's duplex stream-json mode (`--input-format stream-json --replay-user-messages`),
+ * as a session protocol. Traps it handles (see the protocol notes):
+ * - a turn can span several `result` lines (a line sent while the answer streams becomes a turn of
+ *   the CLI's own after it): every user line has a uuid, and the turn ends at the first `result`
+ *   after which each line written has been replayed;
+ * - `terminal_reason` starting with `aborted` is an aborted turn, even with `subtype: "success"`;
+ * - queued user lines survive an interrupt and would start the next turn: an abort first cancels
+ *   every line not replayed yet (`cancel_async_message`), then interrupts;
+ * - closing stdin lets a running turn go on (a hung one for good): the input is closed only
+ *   between turns; at that end the CLI exits 1 when its last result was an error.
+ * `total_cost_usd` is the session's so far: a turn's cost is the difference.
+ */
+export function claudeSessionProtocol(): SessionProtocol<ClaudeSessionState> {
+  return {
+    name: 'Claude Code',
+    createState: () => ({ nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
+    open: () => [],
+    act,
+    read,
+    cleanExit: (state: ClaudeSessionState, exit: ProcessExit) => exit.exitCode === 0 || (exit.exitCode === 1 && state.lastResultFailed),
+  };
+}
+
+function userLine(text: string, uuid: string): unknown {
+  return { type: 'user', session_id: '', message: { role: 'user', content: [{ type: 'text', text }] }, parent_tool_use_id: null, uuid };
+}
+
+function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
+  switch (ask.type) {
+    case 'start': {
+      const uuid = randomUUID();
+      state.turn = { reading: dialect.createState(), unreplayed: new Set([uuid]), steers: new Map(), results: 0, running: false, usage: undefined, abort: null };
+      return { outputs: [{ type: 'write', line: userLine(ask.input.text, uuid) }] };
+    }
+    case 'steer': {
+      const turn = state.turn;
+      if (turn === null) return NO_REACTION;
+      const uuid = randomUUID();
+      turn.unreplayed.add(uuid);
+      turn.steers.set(uuid, ask.input);
+      return { outputs: [{ type: 'write', line: userLine(ask.input.text, uuid) }] };
+    }
+    case 'abort': {
+      const turn = state.turn;
+      if (turn === null) return NO_REACTION;
+      const cancels = new Map<string, string>();
+      const lines: unknown[] = [];
+      for (const uuid of turn.unreplayed) {
+        const id = request(state);
+        cancels.set(id, uuid);
+        lines.push({ type: 'control_request', request_id: id, request: { subtype: 'cancel_async_message', message_uuid: uuid } });
+      }
+      const interrupt = request(state);
+      lines.push({ type: 'control_request', request_id: interrupt, request: { subtype: 'interrupt' } });
+      turn.abort = { interrupt, cancels, interruptAnswered: false };
+      return { outputs: lines.map((line) => ({ type: 'write', line })) };
+    }
+    case 'end':
+      return { outputs: [{ type: 'endInput' }] };
+  }
+}
+
+function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
+  const turn = state.turn;
+  if (event.type === 'result') {
+    const result = known(event, 'result');
+    const total = numberOf(result?.total_cost_usd);
+    const cost = total === undefined ? undefined : Math.max(0, total - state.costSoFar);
+    if (total !== undefined) state.costSoFar = total;
+    if (result !== null) state.lastResultFailed = result.is_error;
+    if (turn === null || result === null) return NO_REACTION;
+    dialect.map(turn.reading, event);
+    turn.results += 1;
+    turn.running = false;
+    const usage = claudeUsage(result, cost);
+    if (usage !== undefined) turn.usage = addUsage(turn.usage, usage);
+    return settle(state);
+  }
+  if (turn === null) return NO_REACTION;
+  if (event.type === 'control_response') return onControlResponse(state, turn, field(event, 'response'));
+  dialect.map(turn.reading, event);
+  if (event.type === 'user' && event['isReplay'] === true) {
+    const uuid = stringOf(event['uuid']);
+    if (uuid !== undefined && turn.unreplayed.delete(uuid)) turn.running = true;
+  }
+  return NO_REACTION;
+}
+
+function onControlResponse(state: ClaudeSessionState, turn: ClaudeTurn, response: unknown): ProtocolReaction {
+  const abort = turn.abort;
+  const id = stringOf(field(response, 'request_id'));
+  if (abort === null || id === undefined) return NO_REACTION;
+  if (id === abort.interrupt) {
+    abort.interruptAnswered = true;
+    return settle(state);
+  }
+  const uuid = abort.cancels.get(id);
+  if (uuid === undefined) return NO_REACTION;
+  abort.cancels.delete(id);
+  const facts: ProtocolFact[] = [];
+  if (field(field(response, 'response'), 'cancelled') === true) {
+    // The line never runs. A steer that never reached the turn is dropped by the abort.
+    turn.unreplayed.delete(uuid);
+    const steer = turn.steers.get(uuid);
+    if (steer !== undefined) facts.push({ type: 'inputRejected', input: steer, reason: 'aborted', message: 'the abort came before Claude Code took the steer' });
+  }
+  return { facts: [...facts, ...(settle(state).facts ?? [])] };
+}
+
+/** Ends the turn once Claude Code is done with every line written for it, or with the abort. */
+function settle(state: ClaudeSessionState): ProtocolReaction {
+  const turn = state.turn;
+  if (turn === null) return NO_REACTION;
+  const abort = turn.abort;
+  // Nothing of the turn still runs or waits in the CLI (a cancelled line never runs).
+  if (turn.running || turn.unreplayed.size > 0) return NO_REACTION;
+  if (abort === null ? turn.results === 0 : abort.cancels.size > 0 || !abort.interruptAnswered) return NO_REACTION;
+  state.turn = null;
+  const outcome: TurnOutcome =
+    turn.results === 0
+      ? { kind: 'failed', reason: 'aborted', message: 'the turn was aborted before Claude Code began it' }
+      : withUsage(outcomeOf(dialect, turn.reading, 'Claude Code'), turn.usage);
+  return { facts: [{ type: 'turnEnded', outcome }] };
+}
+
+function withUsage(outcome: TurnOutcome, usage: Usage | undefined): TurnOutcome {
+  if (outcome.kind !== 'completed') return outcome;
+  const { usage: _last, ...rest } = outcome;
+  return usage === undefined ? rest : { ...rest, usage };
+}
+
+function request(state: ClaudeSessionState): string {
+  state.nextRequest += 1;
+  return `agent-rx-${String(state.nextRequest)}`;
+}
