@@ -5,6 +5,15 @@ export { runCodex } from './sources/run-codex.js';
 export { runGemini } from './sources/run-gemini.js';
 export { processLines } from './sources/process-lines.js';
 
+// Sessions: one agent process, many turns
+export { piSession } from './sources/pi-session.js';
+export { claudeCodeSession } from './sources/claude-code-session.js';
+export { runSession, type SessionSpec } from './sessions/run-session.js';
+export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ToolsKilledEvent } from './sessions/protocol.js';
+export type { TurnOutcome, SessionInput } from './sessions/session-machine.js';
+export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
+export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
+
 // Operators
 export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';
 export { collectInvalidLines, type CollectInvalidLinesOptions } from './operators/collect-invalid-lines.js';
@@ -31,7 +40,7 @@ export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, typ
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { parsePiBytes } from './agents/pi/parse-bytes.js';
 export { ByteLine } from './agents/shared/byte-line.js';
-export { PI_THINKING_LEVELS, type RunPiOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
+export { PI_THINKING_LEVELS, type RunPiOptions, type PiSessionOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
 
 // The agent table
 export { AGENTS, AGENT_NAMES, isAgentName, type AgentName, type AgentEntry } from './agents/table.js';
@@ -39,7 +48,7 @@ export { AGENTS, AGENT_NAMES, isAgentName, type AgentName, type AgentEntry } fro
 // Claude Code
 export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
-export type { RunClaudeCodeOptions, ClaudeSession } from './agents/claude/options.js';
+export type { RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSession } from './agents/claude/options.js';
 
 // Codex
 export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';

@@ -372,7 +372,13 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
     const blocks = (m['content'] as unknown[]).map(asRecord).filter((b) => b?.['type'] === 'tool_result');
     return textOf(blocks.at(-1)?.['content']);
   };
-  const conversation = messages.filter((m) => m?.['role'] !== 'system');
+  // Claude Code passes a message sent while a tool ran as a system message after the tool's result:
+  // the model reads it as the user's, and so does this server.
+  const conversation = messages.flatMap((m) => {
+    if (m?.['role'] !== 'system') return [m];
+    const steer = steeredText(m['content']);
+    return steer === null ? [] : [{ role: 'user', content: steer }];
+  });
   const last = conversation.at(-1) ?? null;
   const userTexts = conversation.filter((m) => m?.['role'] === 'user' && !isToolResult(m)).map(userText);
   const lastIsToolResult = isToolResult(last);
@@ -386,6 +392,16 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
     hasSystemPrompt:
       api === 'openai-completions' ? messages.some((m) => m?.['role'] === 'system' || m?.['role'] === 'developer') : request['system'] !== undefined,
   };
+}
+
+const STEER_NOTE = 'The user sent a new message while you were working:\n';
+
+/** The user's text in Claude Code's note of a message sent during a tool, or null for another system message. */
+function steeredText(content: unknown): string | null {
+  if (typeof content !== 'string' || !content.startsWith(STEER_NOTE)) return null;
+  const text = content.slice(STEER_NOTE.length);
+  const end = text.indexOf('\n\nIMPORTANT:');
+  return end === -1 ? text : text.slice(0, end);
 }
 
 /**

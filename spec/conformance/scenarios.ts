@@ -21,6 +21,7 @@ export const SCENARIO_IDS = [
   'bash_tool',
   'read_tool',
   'sleep_tool',
+  'nap_tool',
   'touch_tool',
   'fail_tool',
   'echo',
@@ -53,6 +54,8 @@ export const NOTES_TXT = 'agent-rx notes: the magic number is 4217.\nSecond line
 export const BASH_TOOL_COMMAND = 'echo hello';
 export const BASH_TOOL_OUTPUT = 'hello\n';
 export const SLEEP_TOOL_COMMAND = 'sleep 30';
+/** A tool that runs for a second: time to steer while it runs. */
+export const NAP_TOOL_COMMAND = 'sleep 1';
 /** A command that changes files: Claude Code asks for permission (denied in `-p` mode without `--allowedTools`). */
 export const TOUCH_TOOL_COMMAND = 'touch touched-by-agent.txt';
 /** A command that fails: GNU `ls` prints "cannot access" to stderr and exits 2. */
@@ -144,6 +147,7 @@ const HANG_CHUNKS = ['This ', 'stream ', 'never ', 'ends', '...'];
 const BASH_PRE_TEXT_CHUNKS = ['Let me run ', 'a command.'];
 const READ_PRE_TEXT_CHUNKS = ['Reading ', 'the notes.'];
 const SLEEP_PRE_TEXT_CHUNKS = ['Sleeping ', 'for a while.'];
+const NAP_PRE_TEXT_CHUNKS = ['Napping ', 'for a second.'];
 const TOUCH_PRE_TEXT_CHUNKS = ['Creating ', 'a file.'];
 const FAIL_PRE_TEXT_CHUNKS = ['Listing ', 'a missing directory.'];
 const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
@@ -203,6 +207,7 @@ export function withoutScenarioMarker(userText: string): string {
 const bashAnswer = (toolOutput: string): string => `The command printed ${JSON.stringify(toolOutput.trim())}. Done.`;
 const readAnswer = (fileText: string): string => `The file says ${JSON.stringify(fileText)}. Done.`;
 const SLEEP_ANSWER = 'The sleep finished.';
+const NAP_ANSWER = 'The nap is over.';
 const TOUCH_ANSWER = 'That was the touch command.';
 // Fixed: each client words a failed command differently (pi appends "Command exited with code 2",
 // Claude Code starts with "Exit code 2", Codex wraps it, see codexCommandOutput).
@@ -365,6 +370,8 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
       return toolThenText(view, READ_PRE_TEXT_CHUNKS, { name: 'read', input: { path: NOTES_FILE } }, readAnswer);
     case 'sleep_tool':
       return toolThenText(view, SLEEP_PRE_TEXT_CHUNKS, bashCall(SLEEP_TOOL_COMMAND, dialect), () => SLEEP_ANSWER);
+    case 'nap_tool':
+      return toolThenText(view, NAP_PRE_TEXT_CHUNKS, bashCall(NAP_TOOL_COMMAND, dialect), () => NAP_ANSWER);
     case 'touch_tool':
       return toolThenText(view, TOUCH_PRE_TEXT_CHUNKS, bashCall(TOUCH_TOOL_COMMAND, dialect), () => TOUCH_ANSWER);
     case 'fail_tool':
@@ -426,6 +433,8 @@ export function expectedText(model: string): string {
       return readAnswer(NOTES_TXT);
     case 'sleep_tool':
       return SLEEP_ANSWER;
+    case 'nap_tool':
+      return NAP_ANSWER;
     case 'touch_tool':
       return TOUCH_ANSWER;
     case 'fail_tool':
@@ -479,6 +488,8 @@ export function expectedToolCall(model: string, api: WireApi, dialect: ToolDiale
       return { id, name: 'read', arguments: { path: NOTES_FILE }, textBefore: READ_PRE_TEXT_CHUNKS.join('') };
     case 'sleep_tool':
       return bash(SLEEP_TOOL_COMMAND, SLEEP_PRE_TEXT_CHUNKS);
+    case 'nap_tool':
+      return bash(NAP_TOOL_COMMAND, NAP_PRE_TEXT_CHUNKS);
     case 'touch_tool':
       return bash(TOUCH_TOOL_COMMAND, TOUCH_PRE_TEXT_CHUNKS);
     case 'fail_tool':

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { claudeCodeSession, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
+import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
+import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { SessionDriver } from './session-driver.js';
+import { sessionConformance, type AbortLatencies } from './session-suite.js';
+
+/** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
+
+const CLAUDE = claudeExecutable();
+const TAG = createProcessTag('AGENT_RX_CLAUDE_SESSION');
+
+let server: FakeModelServer;
+let env: ClaudeEnv;
+const latencies: AbortLatencies = new Map();
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  env = createClaudeEnv({ baseUrl: server.baseUrl });
+});
+
+afterAll(async () => {
+  await stopAllRuns();
+  await server.close();
+  await env.cleanup();
+  process.stdout.write(`\nClaude Code session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+});
+
+function options(onStopped: (report: StopReport) => void, extra: Partial<ClaudeCodeSessionOptions> = {}): ClaudeCodeSessionOptions {
+  return {
+    executable: CLAUDE.command,
+    executableArgs: CLAUDE.args,
+    model: 'recall',
+    allowedTools: ['Bash'],
+    cwd: env.cwd,
+    env: { ...env.env, ...TAG.env },
+    onStopped,
+    ...extra,
+  };
+}
+
+describe('claudeCodeSession on the real Claude Code', () => {
+  sessionConformance(() => ({ name: 'Claude Code', tag: TAG, session: (onStopped) => claudeCodeSession(options(onStopped)) }), latencies);
+
+  it('a steer during the answer is the CLI\'s second result, inside the same turn: its usage is both results\'', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('slow_text')}write slowly` });
+    await session.nextOf('assistant');
+    session.send({ type: 'steer', text: 'steer now' });
+    const completed = await session.nextOf('turn.completed');
+    // 40 pieces for the slow answer, then the recall's words; each result is one model call of 100 input tokens.
+    expect(completed.usage).toMatchObject({ inputTokens: 200 });
+    expect(session.answer(1)).toMatch(/^slow00 .* slow39 User texts in context: 2 \("write slowly" \| "steer now"\)\.$/);
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it('an abort cancels a steer Claude Code had not taken: it is dropped, and never runs later', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}sleep for a while` });
+    await session.nextOf('tool.call');
+    await TAG.waitFor('sleep');
+    session.send({ type: 'steer', text: 'steer that never lands', id: 's1' });
+    session.send({ type: 'abort' });
+    expect(await session.nextOf('input.dropped')).toMatchObject({ kind: 'steer', reason: 'aborted', commandId: 's1' });
+    expect(await session.nextOf('turn.failed')).toMatchObject({ turn: 1, reason: 'aborted' });
+    session.send({ type: 'prompt', text: 'next' });
+    await session.nextOf('turn.completed');
+    expect(session.answer(2)).not.toContain('steer that never lands');
+    session.end();
+    const messages = await session.done;
+    // Ended after an aborted turn, Claude Code exits 1: still the session's normal end.
+    expect(messages.at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it('ends cleanly after an aborted last turn (the CLI exits 1 then)', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('slow_text')}write slowly` });
+    await session.nextOf('assistant');
+    session.send({ type: 'abort' });
+    await session.nextOf('turn.failed');
+    session.end();
+    expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed' });
+  });
+});

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
+import { piSession, stopAllRuns, type PiSessionOptions, type StopReport } from '../../lib/index.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
+import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { SessionDriver } from './session-driver.js';
+import { sessionConformance, type AbortLatencies } from './session-suite.js';
+
+/** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
+
+const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
+const TAG = createProcessTag('AGENT_RX_PI_SESSION');
+
+let server: FakeModelServer;
+let env: PiEnv;
+const latencies: AbortLatencies = new Map();
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  env = await createPiEnv({ baseUrl: server.baseUrl });
+});
+
+afterAll(async () => {
+  await stopAllRuns();
+  await server.close();
+  await env.cleanup();
+  process.stdout.write(`\npi session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+});
+
+function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessionOptions> = {}, piEnv: PiEnv = env): PiSessionOptions {
+  return {
+    executable: PI,
+    provider: OPENAI_PROVIDER,
+    model: 'recall',
+    session: 'none',
+    cwd: piEnv.cwd,
+    env: { ...piEnv.env, ...TAG.env },
+    onStopped,
+    ...extra,
+  };
+}
+
+describe('piSession on the real pi', () => {
+  sessionConformance(() => ({ name: 'pi', tag: TAG, session: (onStopped) => piSession(options(onStopped)) }), latencies);
+
+  it('reports the session id before the first answer, from pi\'s state', async () => {
+    const session = new SessionDriver((onStopped) => piSession(options(onStopped)));
+    session.send({ type: 'prompt', text: 'hello' });
+    const started = await session.nextOf('session.started');
+    expect(started.sessionId).toMatch(/^[0-9a-f-]{20,}$/);
+    await session.nextOf('turn.completed');
+    session.end();
+    expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started.sessionId });
+  });
+
+  it('with pi\'s auto-retry on, a 500 then a success is one turn: the retry is inside it (the get_state barrier)', async () => {
+    const retrying = await createPiEnv({ baseUrl: server.baseUrl, retry: { agentRetries: 2, baseDelayMs: 100, sdkRetries: 0 } });
+    try {
+      server.reset();
+      const session = new SessionDriver((onStopped) => piSession(options(onStopped, {}, retrying)));
+      session.send({ type: 'prompt', text: `${scenarioMarker('flaky500')}try hard` });
+      const ended = await session.next((message) => message.type === 'turn.completed' || message.type === 'turn.failed');
+      expect(ended).toMatchObject({ type: 'turn.completed', turn: 1 });
+      expect(session.turn(1).filter((message) => message.type === 'agent.retry')).toHaveLength(1);
+      expect(session.answer(1)).toBe('Recovered after a server error.');
+      session.send({ type: 'prompt', text: 'and now' });
+      expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+      session.end();
+      await session.done;
+    } finally {
+      await retrying.cleanup();
+    }
+  });
+
+  it('with retries off, a 500 fails the turn with pi\'s error and its HTTP status; the session goes on', async () => {
+    const session = new SessionDriver((onStopped) => piSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('http500')}fail` });
+    expect(await session.nextOf('turn.failed')).toMatchObject({ turn: 1, reason: 'agent-error', httpStatus: 500, agentError: '500 fake internal server error' });
+    session.send({ type: 'prompt', text: 'fine now' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it('agentRetry: false gives the session a settings overlay without retries: a 500 fails at once', async () => {
+    const retrying = await createPiEnv({ baseUrl: server.baseUrl, retry: 'pi-defaults' });
+    try {
+      server.reset();
+      const session = new SessionDriver((onStopped) => piSession(options(onStopped, { agentRetry: false }, retrying)));
+      session.send({ type: 'prompt', text: `${scenarioMarker('http500')}fail once` });
+      expect(await session.nextOf('turn.failed')).toMatchObject({ reason: 'agent-error', httpStatus: 500 });
+      expect(session.turn(1).some((message) => message.type === 'agent.retry')).toBe(false);
+      session.end();
+      await session.done;
+    } finally {
+      await retrying.cleanup();
+    }
+  });
+});
