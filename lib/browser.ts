@@ -9,6 +9,9 @@ export type { EventSourceLike, EventSourceConstructor, EventLike } from './brows
 export { retryAgentRun, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, type RetryAgentRunOptions } from './operators/retry-agent-run.js';
 export { isRetryableFailure } from './operators/is-retryable-failure.js';
 
+// A one-prompt session read as a run
+export { sessionToRun } from './operators/session-to-run.js';
+
 // Messages
 export {
   CliMessageSchema,

@@ -1,0 +1,77 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { CliMessage, SessionMessage, TerminalFailed, TerminalMessage, TurnCompleted, TurnFailed } from '../messages.js';
+
+/**
+ * Reads a one-prompt session as a run: the session's turn and input messages are left out, and
+ * its terminal becomes the run's, decided by the turn. A completed turn of a session that ended
+ * cleanly is `terminal.completed` with the turn's stop reason and usage; a failed turn is
+ * `terminal.failed` with the turn's reason and message (and the process's exit fields when the
+ * session failed too); a session that failed before any turn ended keeps its own terminal. With
+ * several turns, the last one decides. What comes after the terminal is ignored.
+ *
+ * ```
+ * source:  -S-a-a-C-(T|)       S = turn.started, a = assistant, C = turn.completed, T = session terminal
+ * result:  ---a-a---(R|)       R = terminal.completed with C's stop reason and usage
+ * ```
+ *
+ * @example
+ * of({ type: 'prompt', text: 'Explain this repo' }).pipe(codexSession(options), sessionToRun());
+ */
+export function sessionToRun(): OperatorFunction<SessionMessage, CliMessage> {
+  return (source) =>
+    new Observable<CliMessage>((subscriber) => {
+      let lastTurn: TurnCompleted | TurnFailed | undefined;
+      let ended = false;
+      return source.subscribe({
+        next: (message) => {
+          if (ended) return;
+          switch (message.type) {
+            case 'turn.completed':
+            case 'turn.failed':
+              lastTurn = message;
+              return;
+            case 'turn.started':
+            case 'input.accepted':
+            case 'input.dropped':
+              return;
+            case 'terminal.completed':
+            case 'terminal.failed':
+              ended = true;
+              subscriber.next(runTerminal(message, lastTurn));
+              subscriber.complete();
+              return;
+            default:
+              subscriber.next(message);
+          }
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
+        complete: () => {
+          subscriber.complete();
+        },
+      });
+    });
+}
+
+function runTerminal(session: TerminalMessage, turn: TurnCompleted | TurnFailed | undefined): TerminalMessage {
+  const sessionId = session.sessionId === undefined ? {} : { sessionId: session.sessionId };
+  if (turn === undefined) return session;
+  if (turn.type === 'turn.completed') {
+    // A turn that completed in a session that then failed: the session's failure stands.
+    if (session.type === 'terminal.failed') return session;
+    return {
+      type: 'terminal.completed',
+      stopReason: turn.stopReason,
+      ...(turn.agentStopReason === undefined ? {} : { agentStopReason: turn.agentStopReason }),
+      ...(turn.usage === undefined ? {} : { usage: turn.usage }),
+      ...sessionId,
+    };
+  }
+  const exit: Omit<TerminalFailed, 'type' | 'reason' | 'message'> =
+    session.type === 'terminal.failed'
+      ? session
+      : { exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0, ...sessionId };
+  const { type: _type, turn: _turn, ...failure } = turn;
+  return { ...exit, type: 'terminal.failed', ...failure };
+}
