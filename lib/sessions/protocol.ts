@@ -56,8 +56,6 @@ export interface SessionProtocol<P> {
   read(state: P, event: AgentEvent): ProtocolReaction;
   /** Whether an exit after the end of the input is the agent's normal end. Default: exit code 0. */
   cleanExit?(state: P, exit: ProcessExit): boolean;
-  /** The session id the agent reported, when the protocol reads it (else the dialect's). */
-  sessionId?(state: P): string | undefined;
 }
 
 export const NO_REACTION: ProtocolReaction = Object.freeze({});

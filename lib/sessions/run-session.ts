@@ -205,7 +205,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             : { type: 'terminal.failed', reason: 'missing-terminal', message: `${dialect.name} exited while the session was open`, exitCode: exit.exitCode, signal: exit.signal, stderr: exit.stderr, stderrTruncatedBytes: exit.stderrTruncatedBytes, invalidOutputLines: [], invalidOutputLinesOmitted: 0 };
         const clean =
           exit.startError === null && exit.stoppedBy === undefined && exit.signal === null && (protocol.cleanExit?.(protocolState, exit) ?? exit.exitCode === 0);
-        dispatch({ type: 'exited', clean, failure, sessionId: protocol.sessionId?.(protocolState) ?? dialect.sessionId(contentState) });
+        dispatch({ type: 'exited', clean, failure });
       };
 
       const pipeline = items

@@ -54,6 +54,8 @@ export interface SessionState {
   readonly lastStopReason: StopReason | undefined;
   /** The turns' usage so far. */
   readonly usage: Usage | undefined;
+  /** The id of the agent's session, from its `session.*` message. */
+  readonly sessionId: string | undefined;
 }
 
 export const INITIAL_SESSION_STATE: SessionState = {
@@ -64,6 +66,7 @@ export const INITIAL_SESSION_STATE: SessionState = {
   aborting: null,
   lastStopReason: undefined,
   usage: undefined,
+  sessionId: undefined,
 };
 
 /** How the agent ended a turn, as its protocol reads it. */
@@ -96,10 +99,9 @@ export type SessionInputEvent =
   | { readonly type: 'idleExpired'; readonly ms: number }
   /**
    * The process is gone. `clean`: it exited the way its agent does at the end of its input;
-   * `failure`: the terminal to give when the session did not end that way; `sessionId`: the one
-   * the agent reported.
+   * `failure`: the terminal to give when the session did not end that way.
    */
-  | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed; readonly sessionId: string | undefined };
+  | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed };
 
 export type SessionEffect =
   | { readonly type: 'emit'; readonly message: SessionMessage }
@@ -136,9 +138,14 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
       if (state.phase === 'idle') return end({ ...state, inputsDone: true }, []);
       return { state: { ...state, inputsDone: true }, effects: [] };
     case 'content': {
+      const message = input.message;
+      if (message.type === 'session.started' || message.type === 'session.resumed') {
+        // Once: an agent that repeats its header (per turn) is announced the first time.
+        if (state.sessionId !== undefined) return { state, effects: [] };
+        return { state: { ...state, sessionId: message.sessionId }, effects: [emit(message)] };
+      }
       const inTurn = state.phase === 'busy' || state.phase === 'aborting';
-      const always = input.message.type === 'session.started' || input.message.type === 'session.resumed';
-      return { state, effects: inTurn || always ? [emit(input.message)] : [] };
+      return { state, effects: inTurn ? [emit(message)] : [] };
     }
     case 'turnEnded':
       return onTurnEnded(state, input.outcome);
@@ -258,7 +265,8 @@ function end(state: SessionState, before: readonly SessionEffect[]): SessionTran
 
 function onExited(state: SessionState, input: Extract<SessionInputEvent, { type: 'exited' }>): SessionTransition {
   const effects: SessionEffect[] = [{ type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
-  const failure = input.failure;
+  const sessionId = state.sessionId === undefined ? {} : { sessionId: state.sessionId };
+  const failure: TerminalFailed = { ...sessionId, ...input.failure };
   if (state.phase === 'busy' || state.phase === 'aborting') {
     const turnFailed: TurnFailed = {
       type: 'turn.failed',
@@ -279,7 +287,7 @@ function onExited(state: SessionState, input: Extract<SessionInputEvent, { type:
         type: 'terminal.completed',
         stopReason: state.lastStopReason ?? 'end_turn',
         ...(state.usage === undefined ? {} : { usage: state.usage }),
-        ...(input.sessionId === undefined ? {} : { sessionId: input.sessionId }),
+        ...sessionId,
       }
     : failure;
   effects.push(emit(terminal), { type: 'complete' });

@@ -36,8 +36,8 @@ const inputs = {
   completed: { type: 'turnEnded', outcome: { kind: 'completed', stopReason: 'end_turn' } },
   aborted: { type: 'turnEnded', outcome: { kind: 'failed', reason: 'aborted', message: 'aborted' } },
   idle: { type: 'idleExpired', ms: 500 },
-  cleanExit: { type: 'exited', clean: true, failure: FAILURE, sessionId: 'id' },
-  crash: { type: 'exited', clean: false, failure: FAILURE, sessionId: 'id' },
+  cleanExit: { type: 'exited', clean: true, failure: FAILURE },
+  crash: { type: 'exited', clean: false, failure: FAILURE },
 } as const satisfies Record<string, SessionInputEvent>;
 type InputName = keyof typeof inputs;
 
@@ -135,7 +135,7 @@ describe('session machine', () => {
   });
 
   it('runs queued follow-ups in order, one turn each, then ends when the inputs are done', () => {
-    const { messages, effects } = walk(['prompt', 'followUp', 'prompt', 'done', 'completed', 'completed', 'completed', 'cleanExit']);
+    const { messages, effects } = walk(['session', 'prompt', 'followUp', 'prompt', 'done', 'completed', 'completed', 'completed', 'cleanExit']);
     expect(messages.flatMap((message) => (message.type === 'turn.started' ? [[message.turn, message.prompt]] : []))).toEqual([
       [1, 'p'],
       [2, 'f'],
@@ -148,7 +148,7 @@ describe('session machine', () => {
   it('sums the turns\' usage into the session terminal', () => {
     const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 12 };
     const turn: SessionInputEvent = { type: 'turnEnded', outcome: { kind: 'completed', stopReason: 'max_tokens', usage } };
-    const { messages } = walk(['prompt', turn, 'prompt', turn, 'done', 'cleanExit']);
+    const { messages } = walk(['session', 'prompt', turn, 'prompt', turn, 'done', 'cleanExit']);
     expect(messages.at(-1)).toEqual({
       type: 'terminal.completed',
       stopReason: 'max_tokens',
@@ -170,9 +170,14 @@ describe('session machine', () => {
     expect(state.turn).toBe(2);
   });
 
-  it('gives a running turn the failure of the process, then the session terminal', () => {
-    const { messages } = walk(['prompt', 'crash']);
-    expect(messages.slice(-2)).toEqual([{ type: 'turn.failed', turn: 1, reason: 'exit', message: 'pi exited with code 1' }, FAILURE]);
+  it('gives a running turn the failure of the process, then the session terminal with the session id', () => {
+    const { messages } = walk(['prompt', 'session', 'crash']);
+    expect(messages.slice(-2)).toEqual([{ type: 'turn.failed', turn: 1, reason: 'exit', message: 'pi exited with code 1' }, { ...FAILURE, sessionId: 'id' }]);
+  });
+
+  it('announces the session once, however often the agent repeats it', () => {
+    const { messages } = walk(['session', 'prompt', 'session', 'completed', 'session']);
+    expect(messages.filter((message) => message.type === 'session.started')).toHaveLength(1);
   });
 
   it('drops a steer the agent refused, with the agent\'s reason', () => {

@@ -59,7 +59,6 @@ export function piSessionProtocol(options: { readonly resuming?: boolean } = {})
     open: () => [{ type: 'write', line: { id: STATE_REQUEST, type: 'get_state' } }],
     act,
     read: (state, event) => read(state, event, resuming),
-    sessionId: (state) => state.sessionId,
   };
 }
 
