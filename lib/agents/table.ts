@@ -1,10 +1,12 @@
 import type { Observable, OperatorFunction } from 'rxjs';
-import type { CliMessage } from '../messages.js';
+import type { CliMessage, SessionCommand, SessionMessage } from '../messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import { runClaudeCode } from '../sources/run-claude-code.js';
 import { runCodex } from '../sources/run-codex.js';
 import { runGemini } from '../sources/run-gemini.js';
 import { runPi } from '../sources/run-pi.js';
+import { piSession } from '../sources/pi-session.js';
+import { claudeCodeSession } from '../sources/claude-code-session.js';
 import type { ProcessItem } from '../process/items.js';
 import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
 import type { RunClaudeCodeOptions } from './claude/options.js';
@@ -29,6 +31,8 @@ export interface AgentEntry<O, S> {
   readonly output: (options?: { readonly resuming?: boolean }) => OperatorFunction<ProcessItem, CliMessage>;
   /** Its source: one run per subscription. */
   readonly run: (options: O) => Observable<CliMessage>;
+  /** Its interactive session, when it has one: one process per subscription, many turns. */
+  readonly session?: (options: Omit<O, 'prompt'>) => OperatorFunction<SessionCommand, SessionMessage>;
 }
 
 /**
@@ -43,6 +47,7 @@ export const AGENTS = {
     dialect: piDialect,
     output: piOutputToMessages,
     run: runPi,
+    session: piSession,
   } satisfies AgentEntry<RunPiOptions, PiState>,
   claude: {
     name: 'claude',
@@ -51,6 +56,7 @@ export const AGENTS = {
     dialect: claudeDialect,
     output: claudeOutputToMessages,
     run: runClaudeCode,
+    session: claudeCodeSession,
   } satisfies AgentEntry<RunClaudeCodeOptions, ClaudeState>,
   codex: {
     name: 'codex',
