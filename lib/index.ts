@@ -8,11 +8,15 @@ export { processLines } from './sources/process-lines.js';
 // Sessions: one agent process, many turns
 export { piSession } from './sources/pi-session.js';
 export { claudeCodeSession } from './sources/claude-code-session.js';
+export { codexSession } from './sources/codex-session.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
 export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ToolsKilledEvent } from './sessions/protocol.js';
 export type { TurnOutcome, SessionInput } from './sessions/session-machine.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
 export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
+export { codexAppServerProtocol, type AppServerSessionState, type AppServerSessionOptions } from './agents/codex/app-server/session.js';
+export { codexAppServerDialect, createAppServerTextReader, appServerTurnEnd, type AppServerState } from './agents/codex/app-server/dialect.js';
+export { appServerEventSchemas, parseAppServerLine, type AppServerEvent } from './agents/codex/app-server/events.js';
 
 // Operators
 export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';
@@ -58,6 +62,7 @@ export {
   CODEX_SANDBOX_MODES,
   CODEX_APPROVAL_POLICIES,
   type RunCodexOptions,
+  type CodexSessionOptions,
   type CodexSession,
   type CodexSandboxMode,
   type CodexApprovalPolicy,

@@ -7,18 +7,19 @@ import { runGemini } from '../sources/run-gemini.js';
 import { runPi } from '../sources/run-pi.js';
 import { piSession } from '../sources/pi-session.js';
 import { claudeCodeSession } from '../sources/claude-code-session.js';
+import { codexSession } from '../sources/codex-session.js';
 import type { ProcessItem } from '../process/items.js';
 import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
 import type { RunClaudeCodeOptions } from './claude/options.js';
 import { codexDialect, codexOutputToMessages, type CodexState } from './codex/dialect.js';
-import type { RunCodexOptions } from './codex/options.js';
+import type { CodexSessionOptions, RunCodexOptions } from './codex/options.js';
 import { geminiDialect, geminiOutputToMessages, type GeminiState } from './gemini/dialect.js';
 import type { RunGeminiOptions } from './gemini/options.js';
 import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
 import type { RunPiOptions } from './pi/options.js';
 
 /** One supported agent: what a command line, a demo or a server needs to offer it. */
-export interface AgentEntry<O, S> {
+export interface AgentEntry<O, S, SO = Omit<O, 'prompt'>> {
   /** The name to choose it by (`--agent pi`). */
   readonly name: string;
   /** The name people know it by, for messages. */
@@ -32,7 +33,7 @@ export interface AgentEntry<O, S> {
   /** Its source: one run per subscription. */
   readonly run: (options: O) => Observable<CliMessage>;
   /** Its interactive session, when it has one: one process per subscription, many turns. */
-  readonly session?: (options: Omit<O, 'prompt'>) => OperatorFunction<SessionCommand, SessionMessage>;
+  readonly session?: (options: SO) => OperatorFunction<SessionCommand, SessionMessage>;
 }
 
 /**
@@ -65,7 +66,8 @@ export const AGENTS = {
     dialect: codexDialect,
     output: codexOutputToMessages,
     run: runCodex,
-  } satisfies AgentEntry<RunCodexOptions, CodexState>,
+    session: codexSession,
+  } satisfies AgentEntry<RunCodexOptions, CodexState, CodexSessionOptions>,
   gemini: {
     name: 'gemini',
     displayName: 'Gemini CLI',

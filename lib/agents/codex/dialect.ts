@@ -199,7 +199,7 @@ function mapItem(state: CodexState, phase: ItemPhase, item: CodexItem): readonly
  * `Reconnecting... waiting for network (<reason>)` while the endpoint cannot be reached (that one
  * never gives up by itself).
  */
-function retryNotice(message: string): CliMessage | null {
+export function retryNotice(message: string): CliMessage | null {
   const notice = /^Reconnecting(?:\.\.\.|…)\s*(?:(\d+)\/(\d+))?\s*([^(]*?)\s*(?:\((.*)\))?\s*$/s.exec(message);
   if (notice === null) return null;
   const [, attempt, maxAttempts, what = '', why] = notice;
@@ -258,7 +258,7 @@ function concludeCodex(state: CodexState): Conclusion {
  * includes its earlier turns), summed over the turn's model calls; its `input_tokens` include the
  * cached ones, which the contract counts apart, and its output includes reasoning tokens.
  */
-function codexUsage(usage: CodexUsage): ReturnType<typeof usageOf> {
+export function codexUsage(usage: CodexUsage): ReturnType<typeof usageOf> {
   const cached = usage.cached_input_tokens ?? 0;
   return usageOf({
     input: Math.max(0, usage.input_tokens - cached),

@@ -19,9 +19,33 @@ export type CodexSession = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
+  readonly session?: CodexSession;
+  /** More folders Codex may write to (`--add-dir`). */
+  readonly additionalDirectories?: readonly string[];
+  /**
+   * Pass `--skip-git-repo-check`: without it Codex refuses to start outside a Git repository.
+   * Default true, because the caller chose the folder; `false` keeps Codex's check.
+   */
+  readonly skipGitRepoCheck?: boolean;
+  /**
+   * How the run talks to Codex. `'exec'` (default): `codex exec --experimental-json`, which prints
+   * whole messages. `'app-server'`: a one-prompt session over `codex app-server` (see
+   * `codexSession`), whose text streams as deltas; `additionalDirectories`, `skipGitRepoCheck` and
+   * a `session` of `'last'` are `exec`'s only.
+   */
+  readonly transport?: 'exec' | 'app-server';
+}
+
+/**
+ * Options of `codexSession`: `runCodex`'s without the prompt. A session opens a new thread, or
+ * resumes one by id (`{ resume }`). In a session, `idleTimeoutMs` counts only while a turn runs
+ * and aborts that turn; `gracePeriodMs` also bounds how long an abort, and the exit after the last
+ * turn, may take.
+ */
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   /**
    * The Codex executable. Default: the native binary of the `@openai/codex` package that this
    * library resolves (or the one behind the `codex` on PATH), else `codex` on PATH. The native
@@ -47,16 +71,10 @@ export interface RunCodexOptions extends Omit<ProcessOptions, 'stdin'> {
    * `-c model_providers.proxy.base_url="…"`; a key may also be a dotted path itself.
    */
   readonly config?: { readonly [key: string]: TomlValue };
-  readonly session?: CodexSession;
+  /** The thread: a new one (default), or `{ resume: id }`. */
+  readonly session?: 'new' | { readonly resume: string };
   /** Do not record the thread on disk (`--ephemeral`); it cannot be resumed then. */
   readonly ephemeral?: boolean;
-  /** More folders Codex may write to (`--add-dir`). */
-  readonly additionalDirectories?: readonly string[];
-  /**
-   * Pass `--skip-git-repo-check`: without it Codex refuses to start outside a Git repository.
-   * Default true, because the caller chose the folder; `false` keeps Codex's check.
-   */
-  readonly skipGitRepoCheck?: boolean;
   /**
    * `false` switches off Codex's own retries of model requests and streams (the provider's
    * `request_max_retries` and `stream_max_retries` set to 0). Codex allows that only for a custom

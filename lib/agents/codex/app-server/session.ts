@@ -1,0 +1,269 @@
+import { createRequire } from 'node:module';
+import type { AgentEvent } from '../../../operators/items.js';
+import type { ProcessExit } from '../../../process/items.js';
+import { NO_REACTION, type ProtocolFact, type ProtocolOutput, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../../sessions/protocol.js';
+import type { SessionInput } from '../../../sessions/session-machine.js';
+import { field, stringOf } from '../../shared/events.js';
+import { outcomeOf } from '../../shared/turn-outcome.js';
+import { codexAppServerDialect, type AppServerState } from './dialect.js';
+
+/** One agent-rx turn as the app-server protocol follows it: one Codex turn, or more when a steer came too late. */
+interface CodexTurn {
+  readonly reading: AppServerState;
+  /** The Codex turn now running, once `turn/start` answered (or `turn/started` said). */
+  codexTurn: string | null;
+  /** The id of the `turn/start` request not answered yet. */
+  starting: string | null;
+  /** Inputs to send as steers once the Codex turn id is known. */
+  readonly held: SessionInput[];
+  /** `turn/steer` requests not answered yet, by request id. */
+  readonly steering: Map<string, SessionInput>;
+  /** `turn/completed` came for the Codex turn. */
+  completed: boolean;
+  abort: { interruptSent: boolean; killing: boolean } | null;
+}
+
+export interface AppServerSessionState {
+  nextId: number;
+  threadId: string | null;
+  /** Asks held until the thread exists. */
+  readonly pending: SessionAsk[];
+  turn: CodexTurn | null;
+  /** Codex could not open the thread: the session cannot go on. */
+  fatal: string | undefined;
+}
+
+export interface AppServerSessionOptions {
+  /** `thread/start`'s parameters (`cwd`, `ephemeral`, …), or the thread to resume. */
+  readonly thread: { readonly start: Readonly<Record<string, unknown>> } | { readonly resume: string };
+}
+
+const dialect = codexAppServerDialect();
+const THREAD_REQUEST = 'agent-rx-thread';
+const VERSION = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
+
+/**
+ * `codex app-server` as a session protocol: JSON-RPC requests on stdin, one thread per session.
+ * - the handshake (`initialize`, `initialized`) and `thread/start` (or `thread/resume`) go out at
+ *   once; turns wait for the thread id;
+ * - a steer is `turn/steer` with the running Codex turn's id (held until `turn/start` answered it);
+ *   when Codex answers "no active turn" (the turn ended as it was sent), the steer is sent as a
+ *   `turn/start`, inside the same agent-rx turn;
+ * - an abort is `turn/interrupt`. Codex then leaves the turn's command running (`sleep 30` lives on
+ *   until it ends by itself): once the turn is interrupted, the session kills the agent's other
+ *   processes (Codex keeps no helper process alive) and ends the turn when they are gone;
+ * - requests of the server (approvals, questions) are declined, and say so with an `agent.warning`.
+ */
+export function codexAppServerProtocol(options: AppServerSessionOptions): SessionProtocol<AppServerSessionState> {
+  const resuming = 'resume' in options.thread;
+  return {
+    name: 'Codex',
+    createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined }),
+    open: () => [
+      write({ id: 'agent-rx-init', method: 'initialize', params: { clientInfo: { name: 'agent-rx', title: 'agent-rx', version: VERSION } } }),
+      write({ method: 'initialized' }),
+      'resume' in options.thread
+        ? write({ id: THREAD_REQUEST, method: 'thread/resume', params: { threadId: options.thread.resume, excludeTurns: true } })
+        : write({ id: THREAD_REQUEST, method: 'thread/start', params: options.thread.start }),
+    ],
+    act,
+    read: (state, event) => read(state, event, resuming),
+    cleanExit: (state: AppServerSessionState, exit: ProcessExit) => exit.exitCode === 0 && state.fatal === undefined,
+  };
+}
+
+function write(line: unknown): ProtocolOutput {
+  return { type: 'write', line };
+}
+
+function request(state: AppServerSessionState, method: string, params: unknown): { readonly id: string; readonly output: ProtocolOutput } {
+  state.nextId += 1;
+  const id = `agent-rx-${String(state.nextId)}`;
+  return { id, output: write({ id, method, params }) };
+}
+
+const textInput = (text: string): unknown => [{ type: 'text', text, text_elements: [] }];
+
+function act(state: AppServerSessionState, ask: SessionAsk): ProtocolReaction {
+  if (ask.type === 'end') return { outputs: [{ type: 'endInput' }] };
+  if (ask.type === 'start') {
+    state.turn = { reading: dialect.createState(), codexTurn: null, starting: null, held: [], steering: new Map(), completed: false, abort: null };
+    if (state.fatal !== undefined) return endFatal(state);
+  }
+  if (state.threadId === null) {
+    state.pending.push(ask);
+    return NO_REACTION;
+  }
+  return perform(state, ask);
+}
+
+function perform(state: AppServerSessionState, ask: SessionAsk): ProtocolReaction {
+  const turn = state.turn;
+  const threadId = state.threadId;
+  if (turn === null || threadId === null) return NO_REACTION;
+  switch (ask.type) {
+    case 'start':
+      return { outputs: [startTurn(state, turn, threadId, ask.input.text)] };
+    case 'steer':
+      if (turn.codexTurn === null || turn.completed) {
+        turn.held.push(ask.input);
+        return NO_REACTION;
+      }
+      return { outputs: [steer(state, turn, threadId, turn.codexTurn, ask.input)] };
+    case 'abort':
+      turn.abort = { interruptSent: false, killing: false };
+      return interrupt(state, turn);
+    case 'end':
+      return NO_REACTION;
+  }
+}
+
+function startTurn(state: AppServerSessionState, turn: CodexTurn, threadId: string, text: string): ProtocolOutput {
+  const { id, output } = request(state, 'turn/start', { threadId, input: textInput(text) });
+  turn.starting = id;
+  turn.codexTurn = null;
+  turn.completed = false;
+  return output;
+}
+
+function steer(state: AppServerSessionState, turn: CodexTurn, threadId: string, codexTurn: string, input: SessionInput): ProtocolOutput {
+  const { id, output } = request(state, 'turn/steer', { threadId, expectedTurnId: codexTurn, input: textInput(input.text) });
+  turn.steering.set(id, input);
+  return output;
+}
+
+/** Interrupts the Codex turn once its id is known (now, or when `turn/start` answers). */
+function interrupt(state: AppServerSessionState, turn: CodexTurn): ProtocolReaction {
+  const abort = turn.abort;
+  if (abort === null || abort.interruptSent || turn.codexTurn === null || state.threadId === null) return NO_REACTION;
+  abort.interruptSent = true;
+  if (turn.completed) return killTools(turn);
+  return { outputs: [request(state, 'turn/interrupt', { threadId: state.threadId, turnId: turn.codexTurn }).output] };
+}
+
+function killTools(turn: CodexTurn): ProtocolReaction {
+  if (turn.abort === null || turn.abort.killing) return NO_REACTION;
+  turn.abort.killing = true;
+  return { outputs: [{ type: 'killTools' }] };
+}
+
+function read(state: AppServerSessionState, event: AgentEvent, resuming: boolean): ProtocolReaction {
+  switch (event.type) {
+    case 'response':
+      return onResponse(state, event, resuming);
+    case 'server-request':
+      return decline(event);
+    case 'agent-rx.tools-killed': {
+      const turn = state.turn;
+      return turn?.abort?.killing === true ? end(state) : NO_REACTION;
+    }
+    default:
+      break;
+  }
+  const turn = state.turn;
+  if (turn === null) return NO_REACTION;
+  dialect.map(turn.reading, event);
+  if (event.type === 'turn/started' && turn.codexTurn === null && turn.starting !== null) {
+    return onCodexTurn(state, turn, stringOf(field(field(event['params'], 'turn'), 'id')));
+  }
+  if (event.type === 'turn/completed') {
+    const id = stringOf(field(field(event['params'], 'turn'), 'id'));
+    if (id === undefined || id !== turn.codexTurn) return NO_REACTION;
+    turn.completed = true;
+    if (turn.abort !== null) return killTools(turn);
+    return settle(state, turn);
+  }
+  return NO_REACTION;
+}
+
+function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: boolean): ProtocolReaction {
+  const id = event['id'];
+  const error = stringOf(field(event['error'], 'message'));
+  if (id === THREAD_REQUEST) {
+    const threadId = stringOf(field(field(event['result'], 'thread'), 'id'));
+    if (error !== undefined || threadId === undefined) {
+      state.fatal = `Codex could not ${resuming ? 'resume' : 'start'} the thread: ${error ?? 'no thread id'}`;
+      return endFatal(state);
+    }
+    state.threadId = threadId;
+    const facts: ProtocolFact[] = [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId: threadId } }];
+    const reactions = state.pending.splice(0).map((ask) => perform(state, ask));
+    return { facts: [...facts, ...reactions.flatMap((reaction) => reaction.facts ?? [])], outputs: reactions.flatMap((reaction) => reaction.outputs ?? []) };
+  }
+  const turn = state.turn;
+  if (turn === null || typeof id !== 'string') return NO_REACTION;
+  if (id === turn.starting) {
+    turn.starting = null;
+    if (error !== undefined) {
+      state.turn = null;
+      return { facts: [{ type: 'turnEnded', outcome: { kind: 'failed', reason: 'agent-error', message: `Codex refused the turn: ${error}`, agentError: error } }] };
+    }
+    return onCodexTurn(state, turn, stringOf(field(field(event['result'], 'turn'), 'id')));
+  }
+  const steered = turn.steering.get(id);
+  if (steered === undefined) return NO_REACTION;
+  turn.steering.delete(id);
+  if (error === undefined) return NO_REACTION;
+  if (/no active turn/i.test(error) && state.threadId !== null && turn.abort === null) {
+    // The Codex turn ended as the steer went out: the steer starts the next one, in the same agent-rx turn.
+    return { outputs: [startTurn(state, turn, state.threadId, steered.text)] };
+  }
+  return { facts: [{ type: 'inputRejected', input: steered, message: `Codex refused the steer: ${error}` }, ...(settle(state, turn).facts ?? [])] };
+}
+
+/** The Codex turn is known: send the steers and the abort that waited for it. */
+function onCodexTurn(state: AppServerSessionState, turn: CodexTurn, codexTurn: string | undefined): ProtocolReaction {
+  if (codexTurn === undefined || state.threadId === null) return NO_REACTION;
+  turn.codexTurn = codexTurn;
+  const threadId = state.threadId;
+  const outputs = turn.held.splice(0).map((input) => steer(state, turn, threadId, codexTurn, input));
+  const aborting = interrupt(state, turn);
+  return { outputs: [...outputs, ...(aborting.outputs ?? [])] };
+}
+
+/** Ends the turn once Codex completed it and no steer or start is unanswered; held steers start the next Codex turn. */
+function settle(state: AppServerSessionState, turn: CodexTurn): ProtocolReaction {
+  if (!turn.completed || turn.steering.size > 0 || turn.starting !== null) return NO_REACTION;
+  const held = turn.held.shift();
+  if (held !== undefined && state.threadId !== null) {
+    const outputs = [startTurn(state, turn, state.threadId, held.text)];
+    return { outputs };
+  }
+  return end(state);
+}
+
+function end(state: AppServerSessionState): ProtocolReaction {
+  const turn = state.turn;
+  if (turn === null) return NO_REACTION;
+  state.turn = null;
+  return { facts: [{ type: 'turnEnded', outcome: outcomeOf(dialect, turn.reading, 'Codex') }] };
+}
+
+function endFatal(state: AppServerSessionState): ProtocolReaction {
+  const message = state.fatal ?? 'Codex cannot go on';
+  const facts: ProtocolFact[] = state.turn === null ? [] : [{ type: 'turnEnded', outcome: { kind: 'failed', reason: 'agent-error', message } }];
+  state.turn = null;
+  return { facts, outputs: [{ type: 'endInput' }] };
+}
+
+/** The answer that declines a request of the server, by method; an unknown method gets an error. */
+const DECLINES: Readonly<Record<string, unknown>> = {
+  'item/commandExecution/requestApproval': { decision: 'decline' },
+  'item/fileChange/requestApproval': { decision: 'decline' },
+  execCommandApproval: { decision: { denied: { rejection: 'declined by agent-rx: a session answers no approvals' } } },
+  applyPatchApproval: { decision: { denied: { rejection: 'declined by agent-rx: a session answers no approvals' } } },
+  'item/tool/requestUserInput': { answers: {} },
+  'mcpServer/elicitation/request': { action: 'decline', content: null, _meta: null },
+  'item/tool/call': { contentItems: [], success: false },
+};
+
+function decline(event: AgentEvent): ProtocolReaction {
+  const method = stringOf(event['method']) ?? 'unknown';
+  const result = DECLINES[method];
+  const answer = result === undefined ? { id: event['id'], error: { code: -32601, message: `agent-rx does not answer ${method}` } } : { id: event['id'], result };
+  const what = stringOf(field(event['params'], 'command'));
+  return {
+    outputs: [write(answer)],
+    facts: [{ type: 'content', message: { type: 'agent.warning', message: `declined Codex's ${method} request${what === undefined ? '' : ` (${what})`}: a session answers no approvals; set approvalPolicy 'never'` } }],
+  };
+}

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { codexSession, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
+import { answerOf } from '../helpers/pi-transcripts.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
+import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
+import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { SessionDriver } from './session-driver.js';
+import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { ScenarioTimings } from './timings.js';
+
+/** codexSession against the real Codex CLI (`codex app-server`) and the fake model server on 127.0.0.1. */
+
+const TAG = createProcessTag('AGENT_RX_CODEX_SESSION');
+
+let server: FakeModelServer;
+let env: CodexEnv;
+const latencies: AbortLatencies = new Map();
+const timings = new ScenarioTimings();
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  env = createCodexEnv({ baseUrl: server.baseUrl, requestMaxRetries: 0, streamMaxRetries: 0 });
+});
+
+afterAll(async () => {
+  await stopAllRuns();
+  await server.close();
+  await env.cleanup();
+  process.stdout.write(`\nCodex session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  timings.print('Codex one-shot runs, exec and app-server');
+});
+
+function options(onStopped: (report: StopReport) => void, extra: Partial<CodexSessionOptions> = {}): CodexSessionOptions {
+  return {
+    cwd: env.cwd,
+    env: { ...env.env, ...TAG.env },
+    extraArgs: ['-c', env.baseUrlOverride('recall')],
+    onStopped,
+    ...extra,
+  };
+}
+
+describe('codexSession on the real Codex', () => {
+  sessionConformance(() => ({ name: 'Codex', tag: TAG, session: (onStopped) => codexSession(options(onStopped)) }), latencies);
+
+  it('announces the thread as the session, and resumes it in a new process with the context', async () => {
+    const first = new SessionDriver((onStopped) => codexSession(options(onStopped)));
+    first.send({ type: 'prompt', text: 'remember this' });
+    const started = await first.nextOf('session.started');
+    await first.nextOf('turn.completed');
+    first.end();
+    await first.done;
+    const second = new SessionDriver((onStopped) => codexSession(options(onStopped, { session: { resume: started.sessionId } })));
+    second.send({ type: 'prompt', text: 'and this' });
+    expect(await second.nextOf('session.resumed')).toEqual({ type: 'session.resumed', sessionId: started.sessionId });
+    await second.nextOf('turn.completed');
+    expect(second.answer(1)).toBe('User texts in context: 2 ("remember this" | "and this").');
+    second.end();
+    await second.done;
+  });
+
+  it('a thread that cannot be resumed fails the turn and the session, with Codex\'s reason', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped, { session: { resume: '01a23522-0000-7000-8000-000000000000' } })));
+    session.send({ type: 'prompt', text: 'hello?' });
+    const messages = await session.done;
+    expect(messages.find((message) => message.type === 'turn.failed')).toMatchObject({ reason: 'agent-error', message: expect.stringContaining('Codex could not resume the thread') });
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', agentError: expect.stringContaining('no rollout found') });
+  });
+
+  it('a model error fails the turn (agent-error) and the thread goes on', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('http500')}fail` });
+    expect(await session.nextOf('turn.failed')).toMatchObject({ turn: 1, reason: 'agent-error', message: expect.stringContaining('Codex reported an error') });
+    session.send({ type: 'prompt', text: 'again' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it('the turn\'s usage is its own, not the thread\'s total', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped)));
+    session.send({ type: 'prompt', text: 'one' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ usage: { inputTokens: 100 } });
+    session.send({ type: 'prompt', text: 'two' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ usage: { inputTokens: 100 } });
+    session.end();
+    expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed', usage: { inputTokens: 200 } });
+  });
+});
+
+describe("runCodex with transport 'app-server'", () => {
+  const run = (name: string, scenario: string, transport: 'exec' | 'app-server'): Promise<CliMessage[]> =>
+    timings.run(`${name} (${transport})`, runCodex({ prompt: `${scenarioMarker(scenario)}go`, model: CODEX_MODEL, cwd: env.cwd, env: { ...env.env, ...TAG.env }, extraArgs: ['-c', env.baseUrlOverride('recall')], transport }));
+
+  it('streams the text as deltas where exec gives one whole message, and ends with the same answer', async () => {
+    const exec = await run('slow text', 'slow_text', 'exec');
+    const appServer = await run('slow text', 'slow_text', 'app-server');
+    expect(answerOf(exec)).toBe(expectedText('slow_text'));
+    expect(answerOf(appServer)).toBe(expectedText('slow_text'));
+    expect(exec.filter((message) => message.type === 'assistant')).toHaveLength(1);
+    expect(appServer.filter((message) => message.type === 'assistant').length).toBeGreaterThanOrEqual(20);
+    expect(appServer[0]).toMatchObject({ type: 'session.started' });
+    expect(appServer.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', usage: { inputTokens: 100, outputTokens: 40 } });
+    expect(appServer.some((message) => message.type.startsWith('turn.') || message.type.startsWith('input.'))).toBe(false);
+  });
+
+  it('runs a tool and fails a model error like exec does', async () => {
+    const tool = await run('bash tool', 'bash_tool', 'app-server');
+    expect(tool.filter((message) => message.type.startsWith('tool.')).map((message) => message.type)).toEqual(['tool.call', 'tool.completed']);
+    expect(tool.find((message) => message.type === 'tool.completed')).toMatchObject({ name: 'command_execution', output: 'hello\n' });
+    const failed = await run('http500', 'http500', 'app-server');
+    expect(failed.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'agent-error', exitCode: 0 });
+  });
+});
