@@ -76,7 +76,10 @@ export interface FailureDetails {
 export interface Dialect<S = unknown, E extends AgentEvent = AgentEvent> extends MessageMapping<S, E> {
   /** Validators of the event types it reads (zod schemas); other types pass through untouched. */
   readonly schemas: Readonly<Record<string, EventValidator>>;
-  /** A faster line parser, when it has one: must return what `JSON.parse` returns and throw where it throws. */
+  /**
+   * Its own line parser, when it has one: it throws where `JSON.parse` throws and returns what it
+   * returns, with a `type` added where the agent's messages have none (see `parseJsonLine`'s `parse`).
+   */
   readonly parse?: (line: string) => unknown;
   /**
    * A byte-level line parser, when it has one (see `parseJsonLine`'s `parseBytes`): it reads a

@@ -15,9 +15,11 @@ export interface ParseJsonLineOptions {
    */
   readonly schemas?: Readonly<Record<string, EventValidator>>;
   /**
-   * Parses one line. Default `JSON.parse`. A replacement must return what `JSON.parse` would
-   * (deep-equal) and throw where it throws; a dialect uses it for a fast path on a line shape it
-   * knows (pi: `parsePiLine`, which parses a message repeated twice in a line only once).
+   * Parses one line. Default `JSON.parse`. A replacement must throw where `JSON.parse` throws and
+   * return what it would (deep-equal): a dialect uses it for a fast path on a line shape it knows
+   * (pi: `parsePiLine`, which parses a message repeated twice in a line only once). A protocol
+   * whose messages carry no `type` (JSON-RPC) may add one to the object, naming its kind
+   * (`parseAppServerLine`).
    */
   readonly parse?: (text: string) => unknown;
   /**
