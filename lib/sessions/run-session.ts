@@ -58,7 +58,9 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
     new Observable<SessionMessage>((subscriber) => {
       let machine = INITIAL_SESSION_STATE;
       const protocolState = protocol.createState();
-      const contentState = dialect.createState();
+      // The dialect reads each turn afresh: an id the agent used in an earlier turn (a tool call's)
+      // is a new one in a later turn.
+      let contentState = dialect.createState();
       const stdin = new StdinChannel();
       const items = new Subject<ProcessItem>();
       let run: ProcessRun | null = null;
@@ -96,6 +98,9 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             subscriber.next(effect.message);
             return;
           case 'start':
+            contentState = dialect.createState();
+            react(protocol.act(protocolState, effect));
+            return;
           case 'steer':
           case 'abort':
           case 'end':

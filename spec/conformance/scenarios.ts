@@ -200,7 +200,7 @@ export function markedScenario(userText: string | null): string | null {
 
 /** A user text without its scenario marker. */
 export function withoutScenarioMarker(userText: string): string {
-  return userText.replace(SCENARIO_MARKER, '');
+  return userText.replace(SCENARIO_MARKER, '').trim();
 }
 
 // Trimmed: pi passes `hello\n` on, Claude Code `hello`.
