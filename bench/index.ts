@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -16,6 +16,7 @@ import { concurrency } from './concurrency.js';
 import { firstMessage } from './first-message.js';
 import { keeperCost, stopAllTime } from './host.js';
 import { heapAfterRuns } from './memory.js';
+import { sessionLatencies } from './sessions.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -244,6 +245,35 @@ try {
     const tail = await stages(readInput(large.path, tailBytes), `the last ${mb(tailBytes)} of the ${largeDeltas}-delta stream (long lines)`, 3);
     stagesTable(tail);
     result['stages'] = { small, tail };
+  }
+  if (runs('sessions')) {
+    const sessions = await sessionLatencies(quick ? 3 : 10);
+    result['sessions'] = sessions;
+    report.push(
+      ...table(
+        `Sessions on the real CLIs (fake model server on 127.0.0.1), ${sessions[0]?.abortStream.runs ?? 0} repetitions: an abort keeps the process, against stopping a one-shot run and starting a new one`,
+        [
+          'agent',
+          'abort mid-stream → turn.failed ms',
+          'abort during sleep 30 → turn.failed ms',
+          'sleep alive at turn.failed',
+          'next prompt → first text ms',
+          'baseline: unsubscribe a run → tree gone ms',
+          'baseline: new run → first text ms',
+          '(abort + next) / (stop + new run)',
+        ],
+        sessions.map((row) => [
+          row.agent,
+          spread(row.abortStream, 1),
+          spread(row.abortTool, 1),
+          String(row.toolSurvivors),
+          spread(row.nextAnswer, 0),
+          spread(row.stopRun, 1),
+          spread(row.newRun, 0),
+          x(row.ratio),
+        ]),
+      ),
+    );
   }
   const targets = targetRows();
   if (targets.length > 0) {
