@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// The `agent-rx` command: `agent-rx run [options] <prompt>`; see RUN_USAGE.
+// The `agent-rx` command: `agent-rx run [options] <prompt>` (see RUN_USAGE) and `agent-rx chat
+// [options]` (see CHAT_USAGE).
 import { createRequire } from 'node:module';
 import { isTerminal, type CliMessage, type TerminalMessage } from '../messages.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream } from './ansi.js';
+import { chat } from './chat.js';
 import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
 import { Spinner } from './spinner.js';
@@ -13,8 +15,9 @@ const USAGE = `usage: agent-rx <command>
 
 commands:
   run [options] <prompt>   run a coding agent (pi or Claude Code) and show what it does
+  chat [options]           an interactive session on an agent: many turns, steering, aborts
   --version                the version
-  --help                   this text; \`agent-rx run --help\` for the run options
+  --help                   this text; \`agent-rx run --help\` and \`agent-rx chat --help\` for the options
 `;
 
 const [command, ...rest] = process.argv.slice(2);
@@ -23,11 +26,13 @@ if (command === '--version' || command === '-v') {
   process.stdout.write(`${version}\n`);
 } else if (command === undefined || command === '--help' || command === '-h') {
   process.stdout.write(USAGE);
-} else if (command !== 'run') {
+} else if (command === 'run') {
+  run(rest);
+} else if (command === 'chat') {
+  chat(rest);
+} else {
   process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
   process.exitCode = 2;
-} else {
-  run(rest);
 }
 
 function run(argv: readonly string[]): void {

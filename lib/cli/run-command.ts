@@ -113,22 +113,8 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   if (values.thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(values.thinking)) {
     return { kind: 'usage-error', message: `--thinking must be one of ${PI_THINKING_LEVELS.join(', ')}` };
   }
-  const limits: Partial<Record<keyof RunLimits, number>> = {};
-  for (const [flag, key, zeroAllowed] of [
-    ['grace', 'gracePeriodMs', true],
-    ['timeout', 'timeoutMs', false],
-    ['idle-timeout', 'idleTimeoutMs', false],
-  ] as const) {
-    const text = values[flag];
-    if (text === undefined) continue;
-    const ms = parseDuration(text);
-    if (ms === null || (!zeroAllowed && ms === 0)) {
-      const what = zeroAllowed ? 'a duration' : 'a duration > 0';
-      return { kind: 'usage-error', message: `--${flag} must be ${what} ${DURATION_HINT}; got '${text}'` };
-    }
-    if (ms > MAX_LIMIT_MS) return { kind: 'usage-error', message: `--${flag} must be at most ${MAX_LIMIT_MS} ms (about 24 days); got '${text}'` };
-    limits[key] = ms;
-  }
+  const limits = parseLimits(values);
+  if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
   const common = {
     // A replay needs no prompt; the sources still require one.
     prompt: prompt === '' ? '(replay)' : prompt,
@@ -185,9 +171,30 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source };
 }
 
+/** `--grace`, `--timeout` and `--idle-timeout` as run options in ms, or what is wrong with one. */
+export function parseLimits(values: { readonly grace?: string | undefined; readonly timeout?: string | undefined; readonly 'idle-timeout'?: string | undefined }): RunLimits | string {
+  const limits: Partial<Record<keyof RunLimits, number>> = {};
+  for (const [flag, key, zeroAllowed] of [
+    ['grace', 'gracePeriodMs', true],
+    ['timeout', 'timeoutMs', false],
+    ['idle-timeout', 'idleTimeoutMs', false],
+  ] as const) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    const ms = parseDuration(text);
+    if (ms === null || (!zeroAllowed && ms === 0)) {
+      const what = zeroAllowed ? 'a duration' : 'a duration > 0';
+      return `--${flag} must be ${what} ${DURATION_HINT}; got '${text}'`;
+    }
+    if (ms > MAX_LIMIT_MS) return `--${flag} must be at most ${MAX_LIMIT_MS} ms (about 24 days); got '${text}'`;
+    limits[key] = ms;
+  }
+  return limits;
+}
+
 // parseArgs refuses `--grace -5` as ambiguous (the value looks like an option): hand such a value
 // over as `--grace=-5`, so that the validator says what is wrong with it.
-function joinNegativeDurations(argv: readonly string[]): string[] {
+export function joinNegativeDurations(argv: readonly string[]): string[] {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i] ?? '';

@@ -1,0 +1,165 @@
+import { isAbsolute, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { OperatorFunction } from 'rxjs';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import type { SessionCommand, SessionMessage } from '../messages.js';
+import { joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
+
+/** The agents of the table that have an interactive session, in the table's order. */
+export const SESSION_AGENT_NAMES: readonly AgentName[] = AGENT_NAMES.filter((name) => sessionOf(name) !== undefined);
+
+export const CHAT_USAGE = `usage: agent-rx chat [options]
+
+An interactive session on a coding agent: one agent process, many turns. Type a prompt and press
+Enter; the answer streams. Enter while a turn runs steers it (the text goes into the running
+turn); with --queue it is queued as the next turn's prompt instead. Ctrl-C while a turn runs
+aborts the turn (the agent stays); Ctrl-C when idle, a second Ctrl-C while an abort is pending,
+or Ctrl-D ends the session after the running turn; a Ctrl-C after that stops the agent at once
+(exit 130). When stdin is not a terminal, each line read is sent as a prompt and the session
+ends at the end of the input. Exit code: 0 when the session completed, 1 when it failed, 2 on a
+usage error.
+
+options:
+  --agent <${SESSION_AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --provider <name>       pi's provider
+  --model <id>            the model
+  --cwd <dir>             where the agent works (default: here)
+  --executable <path>     the agent executable (default: the agent's own, on PATH)
+  --allowed-tools <list>  claude: tools allowed without asking, comma-separated
+  --no-agent-retry        switch off the agent's own retries
+  --idle-timeout <duration>
+                          abort a turn when the agent prints nothing for this long (the turn fails: timeout)
+  --grace <duration>      how long the agent may take to end a turn on an abort, to exit at the end,
+                          or to stop before it is killed (default 2s)
+  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
+  --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
+  -h, --help              this text
+
+durations: a number of ms (1500), or a number with a unit ms, s, m or h (500ms, 90s, 10m, 2h)
+`;
+
+/** The options `chat` gives an agent's session: the shared ones, and those only some agents take. */
+export interface ChatSessionOptions extends RunLimits {
+  readonly executable?: string;
+  readonly model?: string;
+  readonly cwd?: string;
+  readonly agentRetry?: boolean;
+  readonly provider?: string;
+  readonly allowedTools?: readonly string[];
+}
+
+type SessionFactory = (options: ChatSessionOptions) => OperatorFunction<SessionCommand, SessionMessage>;
+
+/** What `agent-rx chat` was asked for, or why it cannot be done. */
+export type ChatRequest =
+  | {
+      readonly kind: 'chat';
+      readonly agent: AgentName;
+      /** The agent's name for people (`Claude Code`). */
+      readonly displayName: string;
+      /** What runs, for the heading: `pi (fake/recall)`. */
+      readonly description: string;
+      /** Enter while a turn runs sends a prompt (queued) rather than a steer. */
+      readonly queue: boolean;
+      readonly color: boolean | undefined;
+      readonly options: ChatSessionOptions;
+      /** The session operator: one agent process per subscription. */
+      readonly session: () => OperatorFunction<SessionCommand, SessionMessage>;
+    }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'usage-error'; readonly message: string };
+
+/**
+ * Options that only some agents take, and which: an agent's options type says it, the table
+ * cannot at run time. A flag given to an agent that does not take it is a usage error.
+ */
+const AGENT_ONLY_FLAGS: Readonly<Record<'provider' | 'allowed-tools', readonly string[]>> = {
+  provider: ['pi', 'codex'],
+  'allowed-tools': ['claude'],
+};
+
+// Parses `chat`'s arguments with node:util's parseArgs; never throws on bad input.
+export function parseChatArgs(argv: readonly string[]): ChatRequest {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: joinNegativeDurations(argv),
+      allowPositionals: true,
+      options: {
+        agent: { type: 'string', default: 'pi' },
+        provider: { type: 'string' },
+        model: { type: 'string' },
+        cwd: { type: 'string' },
+        executable: { type: 'string' },
+        'allowed-tools': { type: 'string' },
+        'no-agent-retry': { type: 'boolean', default: false },
+        grace: { type: 'string' },
+        'idle-timeout': { type: 'string' },
+        queue: { type: 'boolean', default: false },
+        'no-color': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (error) {
+    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: 'help' };
+  const agent = values.agent;
+  if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
+  const entry = AGENTS[agent];
+  const factory = sessionOf(agent);
+  if (factory === undefined) {
+    return { kind: 'usage-error', message: `${entry.displayName} has no interactive session (agents with one: ${SESSION_AGENT_NAMES.join(', ')})` };
+  }
+  if (positionals.length > 0) {
+    return { kind: 'usage-error', message: `chat takes no prompt argument (got ${JSON.stringify(positionals.join(' '))}): type prompts once it runs, or pipe them on stdin` };
+  }
+  for (const [flag, agents] of Object.entries(AGENT_ONLY_FLAGS)) {
+    if (values[flag as keyof typeof AGENT_ONLY_FLAGS] !== undefined && !agents.includes(agent)) {
+      return { kind: 'usage-error', message: `--${flag} is not an option of ${entry.displayName}` };
+    }
+  }
+  const limits = parseLimits(values);
+  if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
+  const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
+  const options: ChatSessionOptions = {
+    ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
+    ...(values.provider === undefined ? {} : { provider: values.provider }),
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
+    ...(tools === undefined ? {} : { allowedTools: tools }),
+    ...limits,
+    ...(values['no-agent-retry'] ? { agentRetry: false } : {}),
+  };
+  const session = (): OperatorFunction<SessionCommand, SessionMessage> => factory(options);
+  // Build once now, so that invalid options are reported as usage errors, not when the chat starts.
+  try {
+    session();
+  } catch (error) {
+    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+  }
+  const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
+  return {
+    kind: 'chat',
+    agent,
+    displayName: entry.displayName,
+    description: model === '' ? agent : `${agent} (${model})`,
+    queue: values.queue,
+    color: values['no-color'] ? false : undefined,
+    options,
+    session,
+  };
+}
+
+// A path typed on the command line is relative to where it was typed, not to the agent's --cwd; a
+// bare name is looked up on PATH.
+function executablePath(value: string): string {
+  return value.includes('/') && !isAbsolute(value) ? resolve(value) : value;
+}
+
+/** The session of the agent `name`, read from the table, or undefined when it has none. */
+function sessionOf(name: AgentName): SessionFactory | undefined {
+  const entry = AGENTS[name];
+  return 'session' in entry ? entry.session : undefined;
+}
