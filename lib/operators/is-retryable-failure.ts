@@ -64,8 +64,10 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
  * the library did not send (the library emits nothing after it stops a run itself).
  *
  * An idle timeout (`idleTimeoutMs`: the agent printed nothing for that long, a stalled model or
- * stream) is retryable; a run timeout (`timeoutMs`) is not: the next attempt has the same budget
- * for the same work. `stopped` (the host stopped the run) is never retried.
+ * stream) is retryable, and so is a session's agent that did not end its turn after an abort
+ * (limit `abort`: it hung); a run timeout (`timeoutMs`) is not: the next attempt has the same
+ * budget for the same work, and neither is an agent that did not exit after its session's end
+ * (limit `end`: the work was done). `stopped` (the host stopped the run) is never retried.
  *
  * Not retryable: `spawn` (the executable is missing), `aborted`, `invalid-output` and
  * `missing-terminal` (the agent and this library disagree about the protocol, or the agent was
@@ -88,8 +90,8 @@ export function isRetryableFailure(failure: TerminalFailed): boolean {
     case 'stopped':
       return false;
     case 'timeout':
-      // A stalled stream is a failure of the moment; a run that outgrew its budget would again.
-      return failure.timeout?.limit === 'idle';
+      // A stalled stream or a hung agent is a failure of the moment; a run that outgrew its budget would again.
+      return failure.timeout?.limit === 'idle' || failure.timeout?.limit === 'abort';
     case 'agent-error':
       return classifyStatus(failure) ?? classifyText(failure.agentError ?? failure.message) ?? false;
     case 'exit':

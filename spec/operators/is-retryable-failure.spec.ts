@@ -92,11 +92,13 @@ describe('isRetryableFailure', () => {
     expect(isRetryableFailure(failure({ reason: 'stopped', exitCode: 143, agentError: '429 rate limit exceeded', message: 'Connection error.' }))).toBe(false);
   });
 
-  it('retries an idle timeout (a stalled model or stream), not a run timeout (the next attempt has the same budget)', () => {
-    const timedOut = (limit: 'run' | 'idle', ms: number): TerminalFailed =>
+  it('retries an idle timeout (a stalled model or stream) and an ignored abort (a hung agent), not a run timeout or an agent slow to exit', () => {
+    const timedOut = (limit: 'run' | 'idle' | 'abort' | 'end', ms: number): TerminalFailed =>
       failure({ reason: 'timeout', exitCode: null, signal: 'SIGTERM', message: 'pi was stopped', timeout: { limit, ms } });
     expect(isRetryableFailure(timedOut('idle', 30_000))).toBe(true);
+    expect(isRetryableFailure(timedOut('abort', 2000))).toBe(true);
     expect(isRetryableFailure(timedOut('run', 600_000))).toBe(false);
+    expect(isRetryableFailure(timedOut('end', 2000))).toBe(false);
     // A timeout without the limit that ran out says too little to retry.
     expect(isRetryableFailure(failure({ reason: 'timeout', message: 'pi timed out' }))).toBe(false);
   });
