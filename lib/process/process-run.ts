@@ -30,7 +30,7 @@ export interface ProcessRun {
   /**
    * Kills the run's processes other than its root (a session's tool commands that the agent left
    * running), while the root lives on: SIGKILL, confirmed within `killTimeoutMs`. Only processes
-   * started at or after `bornSince` (a start time from /proc) count. Never rejects.
+   * started at or after `bornSince` (a start time from /proc, see `startTimeNow`) count. Never rejects.
    */
   killDescendants(bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }>;
 }

@@ -199,6 +199,19 @@ export function bornAfter(entry: ProcessEntry, since: number | null): boolean {
   return since === null || entry.startTime === '' || Number(entry.startTime) >= since;
 }
 
+/**
+ * Now, as a process start time: clock ticks since boot, as /proc/<pid>/stat counts them (USER_HZ,
+ * 100 a second on Linux), from /proc/uptime; `''` where there is no /proc. A process started from
+ * now on has a start time at or after it (`bornAfter`).
+ */
+export function startTimeNow(): string {
+  const uptime = hasProc ? readText('/proc/uptime') : null;
+  const seconds = uptime === null ? Number.NaN : Number.parseFloat(uptime);
+  return Number.isFinite(seconds) ? String(Math.floor(seconds * USER_HZ)) : '';
+}
+
+const USER_HZ = 100;
+
 /** One process's stat line read through `files`, parsed; `null` when it is gone. */
 export function statOf(files: ProcFiles, pid: number): ProcessEntry | null {
   const text = files.stat(pid);

@@ -13,11 +13,10 @@ export type ProtocolOutput =
   /** Close the agent's stdin. */
   | { readonly type: 'endInput' }
   /**
-   * Kill the agent's processes started since `bornSince` (a /proc start time; all of them
-   * without), its root aside: tool commands the agent leaves running after an abort. The result
-   * comes back through `read` as a `ToolsKilledEvent`.
+   * Kill the processes the agent started during the running turn, its root aside: tool commands
+   * it leaves running after an abort. The result comes back through `read` as a `ToolsKilledEvent`.
    */
-  | { readonly type: 'killTools'; readonly bornSince?: string };
+  | { readonly type: 'killTools' };
 
 /** What a protocol tells the session machine. */
 export type ProtocolFact =

@@ -12,7 +12,7 @@ import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
 import { startProcessRun, type ProcessRun } from '../process/process-run.js';
-import { describe } from '../process/process-table.js';
+import { describe, startTimeNow } from '../process/process-table.js';
 import type { RunOverlay } from '../sources/overlay-run.js';
 import { setupFailure } from '../sources/setup-failure.js';
 import type { ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
@@ -67,6 +67,8 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
       let over = false;
       const timers: { idle: Subscription | null; abort: Subscription | null; end: Subscription | null } = { idle: null, abort: null, end: null };
       let lastActivity = scheduler.now();
+      /** When the running turn began, as a process start time: the processes a `killTools` may end started since. */
+      let turnBegan = '';
 
       const clearTimer = (name: keyof typeof timers): void => {
         timers[name]?.unsubscribe();
@@ -99,6 +101,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             return;
           case 'start':
             contentState = dialect.createState();
+            turnBegan = startTimeNow();
             react(protocol.act(protocolState, effect));
             return;
           case 'steer':
@@ -155,7 +158,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             return;
           case 'killTools':
             if (run === null) return;
-            void run.killDescendants(output.bornSince).then((result) => {
+            void run.killDescendants(turnBegan).then((result) => {
               if (over) return;
               guarded(() => {
                 react(protocol.read(protocolState, { type: 'agent-rx.tools-killed', ...result }));

@@ -31,6 +31,8 @@ interface ClaudeTurn {
     /** `cancel_async_message` requests not answered yet: request id → uuid. */
     readonly cancels: Map<string, string>;
     interruptAnswered: boolean;
+    /** The tools of the turn are being killed: the turn ends once they are gone. */
+    killing: boolean;
   } | null;
 }
 
@@ -53,7 +55,8 @@ const dialect = claudeDialect();
  *   after which each line written has been replayed;
  * - `terminal_reason` starting with `aborted` is an aborted turn, even with `subtype: "success"`;
  * - queued user lines survive an interrupt and would start the next turn: an abort first cancels
- *   every line not replayed yet (`cancel_async_message`), then interrupts;
+ *   every line not replayed yet (`cancel_async_message`), then interrupts; the CLI reports the
+ *   interrupted turn before its tool is gone, so the turn ends once the processes it started are;
  * - closing stdin lets a running turn go on (a hung one for good): the input is closed only
  *   between turns; at that end the CLI exits 1 when its last result was an error.
  * `total_cost_usd` is the session's so far: a turn's cost is the difference.
@@ -100,7 +103,7 @@ function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
       }
       const interrupt = request(state);
       lines.push({ type: 'control_request', request_id: interrupt, request: { subtype: 'interrupt' } });
-      turn.abort = { interrupt, cancels, interruptAnswered: false };
+      turn.abort = { interrupt, cancels, interruptAnswered: false, killing: false };
       return { outputs: lines.map((line) => ({ type: 'write', line })) };
     }
     case 'end':
@@ -110,6 +113,7 @@ function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
 
 function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
   const turn = state.turn;
+  if (event.type === 'agent-rx.tools-killed') return turn?.abort?.killing === true ? finish(state, turn) : NO_REACTION;
   if (event.type === 'result') {
     const result = known(event, 'result');
     const total = numberOf(result?.total_cost_usd);
@@ -163,6 +167,17 @@ function settle(state: ClaudeSessionState): ProtocolReaction {
   // Nothing of the turn still runs or waits in the CLI (a cancelled line never runs).
   if (turn.running || turn.unreplayed.size > 0) return NO_REACTION;
   if (abort === null ? turn.results === 0 : abort.cancels.size > 0 || !abort.interruptAnswered) return NO_REACTION;
+  if (abort !== null) {
+    // The CLI ends the interrupted turn a moment before its tool's processes are gone: the turn
+    // ends once they are (the processes the turn started).
+    if (abort.killing) return NO_REACTION;
+    abort.killing = true;
+    return { outputs: [{ type: 'killTools' }] };
+  }
+  return finish(state, turn);
+}
+
+function finish(state: ClaudeSessionState, turn: ClaudeTurn): ProtocolReaction {
   state.turn = null;
   const outcome: TurnOutcome =
     turn.results === 0
