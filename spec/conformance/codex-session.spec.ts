@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { codexSession, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -75,6 +77,30 @@ describe('codexSession on the real Codex', () => {
     expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
     session.end();
     expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it('a steer mid-stream cuts the answer in flight: its text stays in the stream, the answer to the steer follows', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('slow_text')}write slowly` });
+    await session.nextOf('assistant');
+    session.send({ type: 'steer', text: `${scenarioMarker('recall')}steer now` });
+    await session.nextOf('turn.completed');
+    const answer = session.answer(1);
+    expect(answer).toMatch(/^slow00 .*User texts in context: 2 \("write slowly" \| "steer now"\)\.$/);
+    expect(answer).not.toContain('slow39');
+    session.end();
+    await session.done;
+  });
+
+  it('declines approval requests and says so: the command does not run, the turn goes on', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped, { approvalPolicy: 'untrusted', sandbox: 'workspace-write' })));
+    session.send({ type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    expect(await session.nextOf('agent.warning')).toMatchObject({ message: expect.stringMatching(/^declined Codex's item\/commandExecution\/requestApproval request/) });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
+    expect(session.turn(1).find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'command_execution' });
+    expect(existsSync(join(env.cwd, 'touched-by-agent.txt'))).toBe(false);
+    session.end();
+    await session.done;
   });
 
   it('the turn\'s usage is its own, not the thread\'s total', async () => {

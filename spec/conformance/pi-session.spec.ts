@@ -98,3 +98,21 @@ describe('piSession on the real pi', () => {
     }
   });
 });
+
+describe('piSession: a steer the aborted turn had not reached', () => {
+  it('is kept by pi for the next prompt, and the aborted turn says so', async () => {
+    const session = new SessionDriver((onStopped) => piSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('slow_text')}write slowly` });
+    await session.nextOf('assistant');
+    session.send({ type: 'steer', text: 'a late steer' });
+    session.send({ type: 'abort' });
+    const warning = await session.nextOf('agent.warning');
+    expect(warning.message).toMatch(/^pi keeps a steer that the aborted turn had not reached/);
+    expect(await session.nextOf('turn.failed')).toMatchObject({ turn: 1, reason: 'aborted' });
+    session.send({ type: 'prompt', text: 'next prompt' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    expect(session.answer(2)).toBe('User texts in context: 3 ("write slowly" | "next prompt" | "a late steer").');
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});
