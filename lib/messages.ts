@@ -210,9 +210,10 @@ export type TerminalMessage = TerminalCompleted | TerminalFailed;
 export type CliMessage = z.infer<typeof CliMessageSchema>;
 export type CliMessageType = CliMessage['type'];
 
+// One guard per type, for run and session messages alike (a `CliMessage` is a `SessionMessage`).
 const is =
-  <T extends CliMessageType>(type: T) =>
-  (message: CliMessage): message is Extract<CliMessage, { type: T }> =>
+  <T extends SessionMessageType>(type: T) =>
+  (message: SessionMessage): message is Extract<SessionMessage, { type: T }> =>
     message.type === type;
 
 export const isSessionStarted = is('session.started');
@@ -231,7 +232,7 @@ export const isTerminalCompleted = is('terminal.completed');
 export const isTerminalFailed = is('terminal.failed');
 
 /** `terminal.completed` or `terminal.failed`: the last message of a run. */
-export function isTerminal(message: CliMessage): message is TerminalMessage {
+export function isTerminal(message: SessionMessage): message is TerminalMessage {
   return message.type === 'terminal.completed' || message.type === 'terminal.failed';
 }
 
@@ -338,16 +339,11 @@ export type InputKind = z.infer<typeof InputKindSchema>;
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 export type SessionMessageType = SessionMessage['type'];
 
-const isSession =
-  <T extends SessionMessageType>(type: T) =>
-  (message: SessionMessage): message is Extract<SessionMessage, { type: T }> =>
-    message.type === type;
-
-export const isTurnStarted = isSession('turn.started');
-export const isTurnCompleted = isSession('turn.completed');
-export const isTurnFailed = isSession('turn.failed');
-export const isInputAccepted = isSession('input.accepted');
-export const isInputDropped = isSession('input.dropped');
+export const isTurnStarted = is('turn.started');
+export const isTurnCompleted = is('turn.completed');
+export const isTurnFailed = is('turn.failed');
+export const isInputAccepted = is('input.accepted');
+export const isInputDropped = is('input.dropped');
 
 /** `turn.completed` or `turn.failed`: the end of a turn. */
 export function isTurnEnd(message: SessionMessage): message is TurnCompleted | TurnFailed {

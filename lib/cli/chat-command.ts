@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { OperatorFunction } from 'rxjs';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
-import { joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
+import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 
 /** The agents of the table that have an interactive session, in the table's order. */
 export const SESSION_AGENT_NAMES: readonly AgentName[] = AGENT_NAMES.filter((name) => sessionOf(name) !== undefined);
@@ -86,18 +86,8 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
       args: joinNegativeDurations(argv),
       allowPositionals: true,
       options: {
-        agent: { type: 'string', default: 'pi' },
-        provider: { type: 'string' },
-        model: { type: 'string' },
-        cwd: { type: 'string' },
-        executable: { type: 'string' },
-        'allowed-tools': { type: 'string' },
-        'no-agent-retry': { type: 'boolean', default: false },
-        grace: { type: 'string' },
-        'idle-timeout': { type: 'string' },
+        ...AGENT_OPTIONS,
         queue: { type: 'boolean', default: false },
-        'no-color': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
       },
     });
   } catch (error) {

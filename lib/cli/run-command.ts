@@ -72,6 +72,21 @@ const MAX_LIMIT_MS = 2 ** 31 - 1;
 const DURATION_OPTIONS = new Set(['--grace', '--timeout', '--idle-timeout']);
 const DURATION_HINT = 'such as 5000 (ms), 90s, 10m or 2h';
 
+/** The options `run` and `chat` share, as node:util's parseArgs declares them. */
+export const AGENT_OPTIONS = {
+  agent: { type: 'string', default: 'pi' },
+  provider: { type: 'string' },
+  model: { type: 'string' },
+  cwd: { type: 'string' },
+  executable: { type: 'string' },
+  'allowed-tools': { type: 'string' },
+  'no-agent-retry': { type: 'boolean', default: false },
+  grace: { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  'no-color': { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
 // Parses `run`'s arguments with node:util's parseArgs; never throws on bad input.
 export function parseRunArgs(argv: readonly string[]): RunRequest {
   let parsed;
@@ -80,24 +95,14 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       args: joinNegativeDurations(argv),
       allowPositionals: true,
       options: {
-        agent: { type: 'string', default: 'pi' },
-        provider: { type: 'string' },
-        model: { type: 'string' },
+        ...AGENT_OPTIONS,
         sandbox: { type: 'string' },
         'approval-mode': { type: 'string' },
         thinking: { type: 'string' },
         session: { type: 'string' },
-        cwd: { type: 'string' },
-        executable: { type: 'string' },
-        'allowed-tools': { type: 'string' },
-        'no-agent-retry': { type: 'boolean', default: false },
-        grace: { type: 'string' },
         timeout: { type: 'string' },
-        'idle-timeout': { type: 'string' },
         json: { type: 'boolean', default: false },
         replay: { type: 'string' },
-        'no-color': { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
       },
     });
   } catch (error) {

@@ -4,6 +4,7 @@ import type { ProcessItem } from '../process/items.js';
 import { bufferThinkingUntilTurnEnd } from './buffer-thinking-until-turn-end.js';
 import { collectInvalidLines } from './collect-invalid-lines.js';
 import type { Dialect } from './dialect.js';
+import type { PipelineItem } from './items.js';
 import { mapToCliMessage } from './map-to-cli-message.js';
 import { parseJsonLine } from './parse-json-line.js';
 import { snapshotToDelta } from './snapshot-to-delta.js';
@@ -37,6 +38,16 @@ export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<
   if (replayedPrefix !== undefined && typeof replayedPrefix !== 'boolean') {
     throw new TypeError(`agent-rx: the dialect's replayedPrefix must be a boolean; got ${shown(replayedPrefix)}`);
   }
+  return pipe(dialectItems(dialect), mapToCliMessage(dialect));
+}
+
+/**
+ * The pipeline up to the messages: stdout items in, the dialect's events with its text as deltas
+ * and its thinking held to the turn's end out (`parseJsonLine`, `collectInvalidLines`,
+ * `snapshotToDelta`, `bufferThinkingUntilTurnEnd`). A run maps them with `mapToCliMessage`; a
+ * session with its turns.
+ */
+export function dialectItems<S>(dialect: Dialect<S>): OperatorFunction<ProcessItem, PipelineItem> {
   return pipe(
     parseJsonLine({
       schemas: dialect.schemas,
@@ -46,6 +57,5 @@ export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<
     collectInvalidLines(),
     snapshotToDelta({ createReader: () => dialect.createTextReader(), replayedPrefix: dialect.replayedPrefix === true }),
     bufferThinkingUntilTurnEnd({ turnEnd: (event) => dialect.turnEnd(event) }),
-    mapToCliMessage(dialect),
   );
 }

@@ -1,12 +1,9 @@
 import { asyncScheduler, Observable, Subject, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { SessionCommand, SessionMessage, TerminalFailed } from '../messages.js';
-import { bufferThinkingUntilTurnEnd } from '../operators/buffer-thinking-until-turn-end.js';
-import { collectInvalidLines } from '../operators/collect-invalid-lines.js';
+import { dialectItems } from '../operators/agent-output-to-messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import type { PipelineItem, RunExit } from '../operators/items.js';
 import { terminalAtExit } from '../operators/map-to-cli-message.js';
-import { parseJsonLine } from '../operators/parse-json-line.js';
-import { snapshotToDelta } from '../operators/snapshot-to-delta.js';
 import type { SettingsOverlay } from '../agents/shared/settings-overlay.js';
 import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
@@ -216,24 +213,13 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
         dispatch({ type: 'exited', clean, failure });
       };
 
-      const pipeline = items
-        .pipe(
-          parseJsonLine({
-            schemas: dialect.schemas,
-            ...(dialect.parse === undefined ? {} : { parse: dialect.parse }),
-            ...(dialect.parseBytes === undefined ? {} : { parseBytes: dialect.parseBytes }),
-          }),
-          collectInvalidLines(),
-          snapshotToDelta({ createReader: () => dialect.createTextReader(), replayedPrefix: dialect.replayedPrefix === true }),
-          bufferThinkingUntilTurnEnd({ turnEnd: (event) => dialect.turnEnd(event) }),
-        )
-        .subscribe({
-          next: onItem,
-          error: (error: unknown) => {
-            over = true;
-            subscriber.error(error);
-          },
-        });
+      const pipeline = items.pipe(dialectItems(dialect)).subscribe({
+        next: onItem,
+        error: (error: unknown) => {
+          over = true;
+          subscriber.error(error);
+        },
+      });
 
       // The process: its stdin is the channel, its own idle limit off (the session's counts only in turns).
       let made: SettingsOverlay | null = null;

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_NAMES, AGENTS } from '../../lib/agents/table.js';
 import { CHAT_USAGE, parseChatArgs } from '../../lib/cli/chat-command.js';
-import { stopAllRuns } from '../../lib/index.js';
-import { scenarioMarker, startFakeModelServer, type FakeModelServer } from '../conformance/fake-model-server.js';
-import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
+import { scenarioMarker } from '../conformance/fake-model-server.js';
+import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
+import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses, type ProcessTag } from '../helpers/tagged-processes.js';
 
@@ -25,23 +25,14 @@ const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-chat-'));
 /** How long the screen or the processes may take to show what is awaited. */
 const BOUND_MS = 20_000;
 
-let server: FakeModelServer;
-let env: PiEnv;
+const world = piWorld();
 
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  env = await createPiEnv({ baseUrl: server.baseUrl });
-});
-
-afterAll(async () => {
-  await stopAllRuns();
-  await server.close();
-  await env.cleanup();
+afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
 /** `chat` on the real pi, with the fake provider and its `recall` model (each answer lists the user texts in context). */
-const chatArgs = (...extra: string[]): string[] => ['chat', '--executable', PI, '--provider', OPENAI_PROVIDER, '--model', 'recall', '--cwd', env.cwd, ...extra];
+const chatArgs = (...extra: string[]): string[] => ['chat', '--executable', PI, '--provider', OPENAI_PROVIDER, '--model', 'recall', '--cwd', world.env.cwd, ...extra];
 
 interface CliResult {
   readonly code: number | null;
@@ -52,7 +43,7 @@ interface CliResult {
 /** Runs the CLI with `input` on its stdin (a pipe), and waits for its exit. */
 function cli(args: readonly string[], input = '', extraEnv: Readonly<Record<string, string>> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '', ...env.env, ...extraEnv } }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '', ...world.env.env, ...extraEnv } }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
     child.stdin?.end(input);
@@ -168,7 +159,7 @@ describe('agent-rx chat with piped input', () => {
     const tag = createProcessTag('AGENT_RX_CHAT_TEST');
     const exitFile = join(scratch, `${name}.exit`);
     const quote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
-    const assignments = Object.entries({ ...env.env, ...tag.env }).map(([key, value]) => `${key}=${quote(value)}`);
+    const assignments = Object.entries({ ...world.env.env, ...tag.env }).map(([key, value]) => `${key}=${quote(value)}`);
     const command = [...assignments, quote(process.execPath), ...CLI.map(quote), ...chatArgs(...extra).map(quote)].join(' ');
     execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '120', '-y', '40', 'sleep 600']);
     execFileSync('tmux', ['set-option', '-t', name, 'remain-on-exit', 'on']);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
-import { piSession, stopAllRuns, type PiSessionOptions, type StopReport } from '../../lib/index.js';
+import { piSession, type PiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
-import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { scenarioMarker } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 
@@ -12,23 +13,14 @@ import { sessionConformance, type AbortLatencies } from './session-suite.js';
 const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
 const TAG = createProcessTag('AGENT_RX_PI_SESSION');
 
-let server: FakeModelServer;
-let env: PiEnv;
+const world = piWorld();
 const latencies: AbortLatencies = new Map();
 
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  env = await createPiEnv({ baseUrl: server.baseUrl });
-});
-
-afterAll(async () => {
-  await stopAllRuns();
-  await server.close();
-  await env.cleanup();
+afterAll(() => {
   process.stdout.write(`\npi session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
 });
 
-function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessionOptions> = {}, piEnv: PiEnv = env): PiSessionOptions {
+function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessionOptions> = {}, piEnv: PiEnv = world.env): PiSessionOptions {
   return {
     executable: PI,
     provider: OPENAI_PROVIDER,
@@ -55,9 +47,9 @@ describe('piSession on the real pi', () => {
   });
 
   it('with pi\'s auto-retry on, a 500 then a success is one turn: the retry is inside it (the get_state barrier)', async () => {
-    const retrying = await createPiEnv({ baseUrl: server.baseUrl, retry: { agentRetries: 2, baseDelayMs: 100, sdkRetries: 0 } });
+    const retrying = await createPiEnv({ baseUrl: world.server.baseUrl, retry: { agentRetries: 2, baseDelayMs: 100, sdkRetries: 0 } });
     try {
-      server.reset();
+      world.server.reset();
       const session = new SessionDriver((onStopped) => piSession(options(onStopped, {}, retrying)));
       session.send({ type: 'prompt', text: `${scenarioMarker('flaky500')}try hard` });
       const ended = await session.next((message) => message.type === 'turn.completed' || message.type === 'turn.failed');
@@ -84,9 +76,9 @@ describe('piSession on the real pi', () => {
   });
 
   it('agentRetry: false gives the session a settings overlay without retries: a 500 fails at once', async () => {
-    const retrying = await createPiEnv({ baseUrl: server.baseUrl, retry: 'pi-defaults' });
+    const retrying = await createPiEnv({ baseUrl: world.server.baseUrl, retry: 'pi-defaults' });
     try {
-      server.reset();
+      world.server.reset();
       const session = new SessionDriver((onStopped) => piSession(options(onStopped, { agentRetry: false }, retrying)));
       session.send({ type: 'prompt', text: `${scenarioMarker('http500')}fail once` });
       expect(await session.nextOf('turn.failed')).toMatchObject({ reason: 'agent-error', httpStatus: 500 });

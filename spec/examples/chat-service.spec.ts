@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { ChatService } from '../../examples/chat-service.js';
-import { piSession, stopAllRuns } from '../../lib/index.js';
-import { scenarioMarker, startFakeModelServer, type FakeModelServer } from '../conformance/fake-model-server.js';
-import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
+import { piSession } from '../../lib/index.js';
+import { scenarioMarker } from '../conformance/fake-model-server.js';
+import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
+import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 
@@ -12,22 +13,10 @@ import { createProcessTag, describeProcesses } from '../helpers/tagged-processes
 
 const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
 const TAG = createProcessTag('AGENT_RX_CHAT_SERVICE');
-let server: FakeModelServer;
-let env: PiEnv;
-
-beforeAll(async () => {
-  server = await startFakeModelServer();
-  env = await createPiEnv({ baseUrl: server.baseUrl });
-});
-
-afterAll(async () => {
-  await stopAllRuns();
-  await server.close();
-  await env.cleanup();
-});
+const world = piWorld();
 
 const service = (): ChatService =>
-  new ChatService(() => piSession({ executable: PI, provider: OPENAI_PROVIDER, model: 'recall', session: 'none', cwd: env.cwd, env: { ...env.env, ...TAG.env } }));
+  new ChatService(() => piSession({ executable: PI, provider: OPENAI_PROVIDER, model: 'recall', session: 'none', cwd: world.env.cwd, env: { ...world.env.env, ...TAG.env } }));
 
 describe('examples/chat-service.ts', () => {
   it('keeps conversations apart, each in one process over its turns, and ends one gracefully', async () => {
