@@ -49,7 +49,7 @@ const dialect = claudeDialect();
 
 /**
  * Claude Code's duplex stream-json mode (`--input-format stream-json --replay-user-messages`),
- * as a session protocol. Traps it handles (see the protocol notes):
+ * as a session protocol. The traps it handles, each seen in runs of the real CLI:
  * - a turn can span several `result` lines (a line sent while the answer streams becomes a turn of
  *   the CLI's own after it): every user line has a uuid, and the turn ends at the first `result`
  *   after which each line written has been replayed;

@@ -38,7 +38,7 @@ const STATE_REQUEST = 'agent-rx-state';
 const dialect = piDialect();
 
 /**
- * pi's `--mode rpc`, as a session protocol. Traps it handles (see the protocol notes):
+ * pi's `--mode rpc`, as a session protocol. The traps it handles, each seen in runs of the real CLI:
  * - responses are not in command order: every command has an id, and replies are matched by it;
  * - a steer is a `prompt` with `streamingBehavior: "steer"`: pi takes it into the running turn, and
  *   when the turn just ended, starts a run with it (a plain `steer` would wait in pi's queue for the
