@@ -9,14 +9,18 @@ export { processLines } from './sources/process-lines.js';
 export { piSession } from './sources/pi-session.js';
 export { claudeCodeSession } from './sources/claude-code-session.js';
 export { codexSession } from './sources/codex-session.js';
+export { acpSession, geminiSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
+export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type PermissionPolicy, type PermissionDecision, type AcpClientHandlers } from './agents/acp/client.js';
+export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
-export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ToolsKilledEvent } from './sessions/protocol.js';
+export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './sessions/protocol.js';
 export type { TurnOutcome, SessionInput } from './sessions/session-machine.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
 export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
 export { codexAppServerProtocol, type AppServerSessionState, type AppServerSessionOptions } from './agents/codex/app-server/session.js';
 export { codexAppServerDialect, createAppServerTextReader, appServerTurnEnd, type AppServerState } from './agents/codex/app-server/dialect.js';
-export { appServerEventSchemas, parseAppServerLine, type AppServerEvent } from './agents/codex/app-server/events.js';
+export { appServerEventSchemas, type AppServerEvent } from './agents/codex/app-server/events.js';
+export { parseJsonRpcLine } from './agents/shared/json-rpc.js';
 
 // Operators
 export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';
@@ -81,7 +85,7 @@ export {
   type GeminiDialectOptions,
 } from './agents/gemini/dialect.js';
 export { geminiEventSchemas, type GeminiEvent, type GeminiStats } from './agents/gemini/events.js';
-export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSession, type GeminiApprovalMode } from './agents/gemini/options.js';
+export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSessionOptions, type GeminiSession, type GeminiApprovalMode } from './agents/gemini/options.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

@@ -8,13 +8,14 @@ import { runPi } from '../sources/run-pi.js';
 import { piSession } from '../sources/pi-session.js';
 import { claudeCodeSession } from '../sources/claude-code-session.js';
 import { codexSession } from '../sources/codex-session.js';
+import { geminiSession } from '../sources/acp-session.js';
 import type { ProcessItem } from '../process/items.js';
 import { claudeDialect, claudeOutputToMessages, type ClaudeState } from './claude/dialect.js';
 import type { RunClaudeCodeOptions } from './claude/options.js';
 import { codexDialect, codexOutputToMessages, type CodexState } from './codex/dialect.js';
 import type { CodexSessionOptions, RunCodexOptions } from './codex/options.js';
 import { geminiDialect, geminiOutputToMessages, type GeminiState } from './gemini/dialect.js';
-import type { RunGeminiOptions } from './gemini/options.js';
+import type { GeminiSessionOptions, RunGeminiOptions } from './gemini/options.js';
 import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
 import type { RunPiOptions } from './pi/options.js';
 
@@ -32,8 +33,8 @@ export interface AgentEntry<O, S, SO = Omit<O, 'prompt'>> {
   readonly output: (options?: { readonly resuming?: boolean }) => OperatorFunction<ProcessItem, CliMessage>;
   /** Its source: one run per subscription. */
   readonly run: (options: O) => Observable<CliMessage>;
-  /** Its interactive session, when it has one: one process per subscription, many turns. */
-  readonly session?: (options: SO) => OperatorFunction<SessionCommand, SessionMessage>;
+  /** Its interactive session: one process per subscription, many turns. */
+  readonly session: (options: SO) => OperatorFunction<SessionCommand, SessionMessage>;
 }
 
 /**
@@ -75,7 +76,8 @@ export const AGENTS = {
     dialect: geminiDialect,
     output: geminiOutputToMessages,
     run: runGemini,
-  } satisfies AgentEntry<RunGeminiOptions, GeminiState>,
+    session: geminiSession,
+  } satisfies AgentEntry<RunGeminiOptions, GeminiState, GeminiSessionOptions>,
 } as const;
 
 export type AgentName = keyof typeof AGENTS;

@@ -5,9 +5,6 @@ import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/tabl
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 
-/** The agents of the table that have an interactive session, in the table's order. */
-export const SESSION_AGENT_NAMES: readonly AgentName[] = AGENT_NAMES.filter((name) => sessionOf(name) !== undefined);
-
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
 An interactive session on a coding agent: one agent process, many turns. Type a prompt and press
@@ -20,7 +17,7 @@ ends at the end of the input. Exit code: 0 when the session completed, 1 when it
 usage error.
 
 options:
-  --agent <${SESSION_AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>  which agent CLI (default pi)
   --provider <name>       pi's provider
   --model <id>            the model
   --cwd <dir>             where the agent works (default: here)
@@ -98,10 +95,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   const agent = values.agent;
   if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
   const entry = AGENTS[agent];
-  const factory = sessionOf(agent);
-  if (factory === undefined) {
-    return { kind: 'usage-error', message: `${entry.displayName} has no interactive session (agents with one: ${SESSION_AGENT_NAMES.join(', ')})` };
-  }
+  const factory: SessionFactory = entry.session;
   if (positionals.length > 0) {
     return { kind: 'usage-error', message: `chat takes no prompt argument (got ${JSON.stringify(positionals.join(' '))}): type prompts once it runs, or pipe them on stdin` };
   }
@@ -146,10 +140,4 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
 // bare name is looked up on PATH.
 function executablePath(value: string): string {
   return value.includes('/') && !isAbsolute(value) ? resolve(value) : value;
-}
-
-/** The session of the agent `name`, read from the table, or undefined when it has none. */
-function sessionOf(name: AgentName): SessionFactory | undefined {
-  const entry = AGENTS[name];
-  return 'session' in entry ? entry.session : undefined;
 }

@@ -19,7 +19,7 @@ export interface ParseJsonLineOptions {
    * return what it would (deep-equal): a dialect uses it for a fast path on a line shape it knows
    * (pi: `parsePiLine`, which parses a message repeated twice in a line only once). A protocol
    * whose messages carry no `type` (JSON-RPC) may add one to the object, naming its kind
-   * (`parseAppServerLine`).
+   * (`parseJsonRpcLine`).
    */
   readonly parse?: (text: string) => unknown;
   /**

@@ -47,14 +47,28 @@ export interface SessionProtocol<P> {
   /** The agent's name in diagnostics. */
   readonly name: string;
   createState(): P;
-  /** What to send once the process is started (a handshake, a state request). */
-  open(state: P): readonly ProtocolOutput[];
+  /**
+   * What to send once the process is started (a handshake, a state request). `channel` is for a
+   * protocol whose library writes and answers later (ACP's SDK): it may use it for as long as the
+   * session lasts.
+   */
+  open(state: P, channel: ProtocolChannel): readonly ProtocolOutput[];
   /** What to send for an ask of the machine (it may be held until the agent is ready). */
   act(state: P, ask: SessionAsk): ProtocolReaction;
   /** An event of the agent (or a `ToolsKilledEvent`): what it means for the turn, and any answer it needs. */
   read(state: P, event: AgentEvent): ProtocolReaction;
   /** Whether an exit after the end of the input is the agent's normal end. Default: exit code 0. */
   cleanExit?(state: P, exit: ProcessExit): boolean;
+  /** The session is over (its process is gone, or the subscriber left): release what `open` made. */
+  close?(state: P): void;
+}
+
+/** What a protocol may do at any time, not only in answer to an ask or an event. */
+export interface ProtocolChannel {
+  /** Writes one line (JSON) to the agent's stdin; nothing once the session is over. */
+  write(line: unknown): void;
+  /** Tells the machine facts learned later; nothing once the session is over. */
+  react(reaction: ProtocolReaction): void;
 }
 
 export const NO_REACTION: ProtocolReaction = Object.freeze({});

@@ -12,7 +12,7 @@ import { startProcessRun, type ProcessRun } from '../process/process-run.js';
 import { describe, startTimeNow } from '../process/process-table.js';
 import type { RunOverlay } from '../sources/overlay-run.js';
 import { setupFailure } from '../sources/setup-failure.js';
-import type { ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
+import type { ProtocolChannel, ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
 import { INITIAL_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
 import { StdinChannel } from './stdin-channel.js';
 
@@ -121,6 +121,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
           case 'complete':
             over = true;
             for (const name of ['idle', 'abort', 'end'] as const) clearTimer(name);
+            closeProtocol();
             subscriber.complete();
             return;
         }
@@ -173,6 +174,28 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
         } catch (error: unknown) {
           over = true;
           subscriber.error(error);
+        }
+      };
+
+      const channel: ProtocolChannel = {
+        write: (line) => {
+          if (!over) carryOut({ type: 'write', line });
+        },
+        react: (reaction) => {
+          if (!over) guarded(() => {
+            react(reaction);
+          });
+        },
+      };
+      let closed = false;
+      const closeProtocol = (): void => {
+        if (closed) return;
+        closed = true;
+        try {
+          protocol.close?.(protocolState);
+        } catch (error: unknown) {
+          // The session is over: a protocol that fails to clean up is reported, never fatal.
+          process.emitWarning(`agent-rx: the ${protocol.name} protocol's close threw: ${describe(error)}`);
         }
       };
 
@@ -255,7 +278,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             },
           },
         );
-        react({ outputs: protocol.open(protocolState) });
+        react({ outputs: protocol.open(protocolState, channel) });
       }
 
       const input = subscriber.closed
@@ -279,6 +302,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
 
       return () => {
         over = true;
+        closeProtocol();
         input?.unsubscribe();
         for (const name of ['idle', 'abort', 'end'] as const) clearTimer(name);
         run?.stop({ kind: 'unsubscribe' });

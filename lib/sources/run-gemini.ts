@@ -2,11 +2,11 @@ import type { Observable } from 'rxjs';
 import { buildGeminiInvocation } from '../agents/gemini/args.js';
 import { geminiOutputToMessages } from '../agents/gemini/dialect.js';
 import type { RunGeminiOptions } from '../agents/gemini/options.js';
-import { createGeminiHomeOverlay, GEMINI_HOME_ENV, geminiHome, withoutRetries } from '../agents/gemini/settings-overlay.js';
+import { geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
 import type { CliMessage } from '../messages.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { processLines } from './process-lines.js';
-import { runWithOverlay, type RunOverlay } from './overlay-run.js';
+import { runWithOverlay } from './overlay-run.js';
 
 /**
  * Runs Gemini CLI (`gemini --output-format stream-json`, headless on the prompt given on stdin) as
@@ -30,10 +30,5 @@ export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
   // Every option is checked now, whichever way the run is built below.
   resolveProcessOptions(command, args, processOptions);
   if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  const overlay: RunOverlay = {
-    create: (env, parent) => createGeminiHomeOverlay(geminiHome(env), withoutRetries, parent),
-    env: GEMINI_HOME_ENV,
-    what: "Gemini CLI's settings without retries",
-  };
-  return runWithOverlay(command, args, processOptions, overlay, toMessages);
+  return runWithOverlay(command, args, processOptions, geminiNoRetryOverlay(), toMessages);
 }

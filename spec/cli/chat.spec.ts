@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_NAMES, AGENTS } from '../../lib/agents/table.js';
+import { AGENT_NAMES } from '../../lib/agents/table.js';
 import { CHAT_USAGE, parseChatArgs } from '../../lib/cli/chat-command.js';
 import { scenarioMarker } from '../conformance/fake-model-server.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
@@ -65,10 +65,8 @@ describe('agent-rx chat: arguments', () => {
     return request.message;
   };
 
-  it('offers the agents of the table that have a session, pi by default', () => {
-    const withSession = AGENT_NAMES.filter((name) => 'session' in AGENTS[name]);
-    expect(withSession).toEqual(expect.arrayContaining(['pi', 'claude']));
-    expect(CHAT_USAGE).toContain(`--agent <${withSession.join('|')}>`);
+  it('offers every agent of the table (each has a session), pi by default', () => {
+    expect(CHAT_USAGE).toContain(`--agent <${AGENT_NAMES.join('|')}>`);
     expect(parseChatArgs([])).toMatchObject({ kind: 'chat', agent: 'pi', queue: false });
     expect(parseChatArgs(['--agent', 'claude', '--allowed-tools', 'Bash, Read', '--queue'])).toMatchObject({
       kind: 'chat',
@@ -90,17 +88,11 @@ describe('agent-rx chat: arguments', () => {
     expect(usageError(['--timeout', '5s'])).toContain("Unknown option '--timeout'");
   });
 
-  it('exits 2 on a usage error: an unknown agent, an agent without a session', async () => {
+  it('exits 2 on a usage error: an unknown agent', async () => {
     const unknown = await cli(['chat', '--agent', 'gpt']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('agent-rx chat: --agent must be one of pi, claude, codex, gemini; got gpt');
     expect(unknown.stderr).toContain('--queue');
-    const without = AGENT_NAMES.find((name) => !('session' in AGENTS[name]));
-    if (without !== undefined) {
-      const result = await cli(['chat', '--agent', without]);
-      expect(result.code).toBe(2);
-      expect(result.stderr).toContain(`agent-rx chat: ${AGENTS[without].displayName} has no interactive session`);
-    }
     const help = await cli(['chat', '--help']);
     expect({ code: help.code, usage: help.stdout }).toEqual({ code: 0, usage: CHAT_USAGE });
   });

@@ -1,6 +1,6 @@
 import type { ProcessOptions } from '../../process/options.js';
 import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
-import { GEMINI_APPROVAL_MODES, type RunGeminiOptions } from './options.js';
+import { GEMINI_APPROVAL_MODES, type GeminiSessionOptions, type RunGeminiOptions } from './options.js';
 
 export interface GeminiInvocation {
   readonly command: string;
@@ -19,35 +19,10 @@ export interface GeminiInvocation {
  */
 export function buildGeminiInvocation(options: RunGeminiOptions): GeminiInvocation {
   checkOptionsObject('runGemini', options);
-  const {
-    prompt,
-    executable = 'gemini',
-    executableArgs = [],
-    model,
-    approvalMode,
-    session = 'new',
-    skipTrust = true,
-    includeDirectories = [],
-    agentRetry = true,
-    extraArgs = [],
-    ...processOptions
-  } = options;
+  const { prompt, session = 'new', ...rest } = options;
   checkPrompt('runGemini', prompt);
-  checkStrings({ executable, model });
-  checkStringLists({ executableArgs, includeDirectories, extraArgs });
-  checkBooleans({ skipTrust, agentRetry });
-  // Gemini CLI splits the flag's values at commas.
-  const split = includeDirectories.find((dir) => dir.includes(','));
-  if (split !== undefined) throw new TypeError(`agent-rx: includeDirectories cannot hold a path with a comma (Gemini CLI splits it there); got ${JSON.stringify(split)}`);
-  if (approvalMode !== undefined && !(GEMINI_APPROVAL_MODES as readonly string[]).includes(approvalMode)) {
-    throw new TypeError(`agent-rx: approvalMode must be one of ${GEMINI_APPROVAL_MODES.join(', ')}; got ${JSON.stringify(approvalMode)}`);
-  }
-
-  const args = [...executableArgs, '--output-format', 'stream-json'];
-  if (model !== undefined) args.push(`--model=${model}`);
-  if (approvalMode !== undefined) args.push(`--approval-mode=${approvalMode}`);
-  if (skipTrust) args.push('--skip-trust');
-  for (const dir of includeDirectories) args.push(`--include-directories=${dir}`);
+  const common = geminiCommon(rest, ['--output-format', 'stream-json']);
+  const args = [...common.args];
   let resuming = false;
   if (session === 'latest') {
     args.push('--resume=latest');
@@ -62,26 +37,78 @@ export function buildGeminiInvocation(options: RunGeminiOptions): GeminiInvocati
   } else if ((session as unknown) !== 'new') {
     throw new TypeError(`agent-rx: session must be 'new', 'latest', { id } or { resume }; got ${JSON.stringify(session)}`);
   }
-  args.push(...extraArgs);
+  args.push(...common.extraArgs);
+  return {
+    command: common.command,
+    args,
+    processOptions: {
+      ...common.processOptions,
+      stdin: prompt,
+      // Its retries are told only on stderr.
+      stderrLines: true,
+    },
+    resuming,
+    agentRetry: common.agentRetry,
+  };
+}
 
+/**
+ * The same for `geminiSession`: `gemini --acp`, the Agent Client Protocol on stdio. Options are
+ * `runGemini`'s without the prompt and the session (ACP opens a new one).
+ */
+export function buildGeminiSessionInvocation(options: GeminiSessionOptions): GeminiInvocation {
+  checkOptionsObject('geminiSession', options);
+  for (const key of ['prompt', 'session'] as const) {
+    if ((options as Record<string, unknown>)[key] !== undefined) {
+      throw new TypeError(`agent-rx: geminiSession takes no \`${key}\`: send prompts as commands; an ACP session is always a new one`);
+    }
+  }
+  const common = geminiCommon(options, ['--acp']);
+  return { command: common.command, args: [...common.args, ...common.extraArgs], processOptions: common.processOptions, resuming: false, agentRetry: common.agentRetry };
+}
+
+/** What a run and a session share: the checks, the flags, and the process options. */
+function geminiCommon(options: GeminiSessionOptions, mode: readonly string[]) {
+  const {
+    executable = 'gemini',
+    executableArgs = [],
+    model,
+    approvalMode,
+    skipTrust = true,
+    includeDirectories = [],
+    agentRetry = true,
+    extraArgs = [],
+    ...processOptions
+  } = options;
+  checkStrings({ executable, model });
+  checkStringLists({ executableArgs, includeDirectories, extraArgs });
+  checkBooleans({ skipTrust, agentRetry });
+  // Gemini CLI splits the flag's values at commas.
+  const split = includeDirectories.find((dir) => dir.includes(','));
+  if (split !== undefined) throw new TypeError(`agent-rx: includeDirectories cannot hold a path with a comma (Gemini CLI splits it there); got ${JSON.stringify(split)}`);
+  if (approvalMode !== undefined && !(GEMINI_APPROVAL_MODES as readonly string[]).includes(approvalMode)) {
+    throw new TypeError(`agent-rx: approvalMode must be one of ${GEMINI_APPROVAL_MODES.join(', ')}; got ${JSON.stringify(approvalMode)}`);
+  }
+  const args = [...executableArgs, ...mode];
+  if (model !== undefined) args.push(`--model=${model}`);
+  if (approvalMode !== undefined) args.push(`--approval-mode=${approvalMode}`);
+  if (skipTrust) args.push('--skip-trust');
+  for (const dir of includeDirectories) args.push(`--include-directories=${dir}`);
   return {
     command: executable,
     args,
+    extraArgs,
+    agentRetry,
     processOptions: {
       // SIGTERM ends Gemini CLI within tens of ms (exit 0, no result line); its shell commands run
       // in their own session and outlive it, so the tree kill after the grace period ends them.
-      interrupt: { signal: 'SIGTERM', stdin: null },
+      interrupt: { signal: 'SIGTERM' as const, stdin: null },
       ...processOptions,
       env: {
         // One process: the launcher would start a second Node and ignore the interrupt itself.
         GEMINI_CLI_NO_RELAUNCH: 'true',
         ...processOptions.env,
       },
-      stdin: prompt,
-      // Its retries are told only on stderr.
-      stderrLines: true,
     },
-    resuming,
-    agentRetry,
   };
 }

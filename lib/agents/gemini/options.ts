@@ -16,9 +16,17 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
 export type GeminiSession = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
 /** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'> {
+export interface RunGeminiOptions extends GeminiSessionOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
+  readonly session?: GeminiSession;
+}
+
+/**
+ * Options of `geminiSession` (`gemini --acp`): `runGemini`'s without the prompt and the session.
+ * Permission requests and the client's file system are `acpSession`'s options.
+ */
+export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'> {
   /** The Gemini CLI executable. Default `gemini` (found on PATH). */
   readonly executable?: string;
   /** Arguments placed before Gemini CLI's own, e.g. `executable: process.execPath, executableArgs: ['bundle/gemini.js']`. */
@@ -27,7 +35,6 @@ export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderr
   readonly model?: string;
   /** `--approval-mode`. Default Gemini CLI's (`default`: no shell tool in a headless run). */
   readonly approvalMode?: GeminiApprovalMode;
-  readonly session?: GeminiSession;
   /**
    * Trust `cwd` for this run (`--skip-trust`): in a folder it does not trust, Gemini CLI exits 55
    * with nothing on stdout. Default true, because the caller chose the folder.

@@ -1,3 +1,4 @@
+import type { RunOverlay } from '../../sources/overlay-run.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { asRecord, createConfigOverlay, type SettingsOverlay } from '../shared/settings-overlay.js';
@@ -33,4 +34,13 @@ export function createGeminiHomeOverlay(
 /** Gemini CLI tries each model request once: no retries of its own. */
 export function withoutRetries(settings: Record<string, unknown>): Record<string, unknown> {
   return { ...settings, general: { ...asRecord(settings['general']), maxAttempts: 1 } };
+}
+
+/** The overlay a Gemini CLI run or session gets with `agentRetry: false`: its settings with one attempt per request. */
+export function geminiNoRetryOverlay(): RunOverlay {
+  return {
+    create: (env, parent) => createGeminiHomeOverlay(geminiHome(env), withoutRetries, parent),
+    env: GEMINI_HOME_ENV,
+    what: "Gemini CLI's settings without retries",
+  };
 }

@@ -9,7 +9,8 @@ import { SessionHeader } from '../../shared/session.js';
 import { ToolCalls } from '../../shared/tool-calls.js';
 import { addUsage } from '../../shared/usage.js';
 import { codexUsage, retryNotice } from '../dialect.js';
-import { appServerEventSchemas, parseAppServerLine, type AppServerEvent } from './events.js';
+import { parseJsonRpcLine } from '../../shared/json-rpc.js';
+import { appServerEventSchemas, type AppServerEvent } from './events.js';
 
 const known = narrowEvents<AppServerEvent>();
 
@@ -87,7 +88,7 @@ export function codexAppServerDialect(): Dialect<AppServerState> {
     name: 'Codex',
     installHint: CODEX_INSTALL_HINT,
     schemas: appServerEventSchemas,
-    parse: parseAppServerLine,
+    parse: parseJsonRpcLine,
     createTextReader: createAppServerTextReader,
     turnEnd: appServerTurnEnd,
     createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), output: new Map(), turn: undefined, usage: undefined, lastError: undefined }),

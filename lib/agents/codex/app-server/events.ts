@@ -3,7 +3,7 @@ import * as z from 'zod';
 /**
  * The `codex app-server` messages the session reads. They are JSON-RPC without the `jsonrpc`
  * field: notifications `{ method, params }`, responses `{ id, result | error }`, and requests of
- * the server `{ id, method, params }`. `parseAppServerLine` gives each a `type`, so the pipeline
+ * the server `{ id, method, params }`. `parseJsonRpcLine` gives each a `type`, so the pipeline
  * reads them like any agent's events: a notification's type is its method, a response's is
  * `response`, a server request's `server-request`. Schemas are loose: only what is read is checked.
  */
@@ -54,18 +54,3 @@ type Schemas = typeof appServerEventSchemas;
 /** A known `codex app-server` message, after validation. */
 export type AppServerEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
 export type AppServerEventOf<T extends AppServerEvent['type']> = Extract<AppServerEvent, { type: T }>;
-
-/**
- * Parses one line of `codex app-server` output and names its kind in `type` (see above). Throws
- * what `JSON.parse` throws; a value that is not an object is returned as it is (and reported
- * invalid by the pipeline).
- */
-export function parseAppServerLine(line: string): unknown {
-  const value: unknown = JSON.parse(line);
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const message = value as Record<string, unknown>;
-  const method = message['method'];
-  if (typeof method === 'string') message['type'] = 'id' in message ? 'server-request' : method;
-  else if ('id' in message) message['type'] = 'response';
-  return message;
-}

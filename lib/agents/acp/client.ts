@@ -1,0 +1,280 @@
+import * as acp from '@agentclientprotocol/sdk';
+import { createRequire } from 'node:module';
+import type { AgentEvent } from '../../operators/items.js';
+import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
+import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
+import { field, stringOf } from '../shared/events.js';
+import { withoutType } from '../shared/json-rpc.js';
+
+/** What a permission policy decides for one request of the agent. */
+export type PermissionDecision = 'allow' | 'allow-always' | 'deny' | 'deny-always';
+
+/**
+ * Decides a `session/request_permission` of the agent (a tool it wants to run). Default: deny,
+ * and the stream says so with an `agent.warning`.
+ */
+export type PermissionPolicy = (request: acp.RequestPermissionRequest) => PermissionDecision | Promise<PermissionDecision>;
+
+/** The client capabilities a caller provides: off unless given. */
+export interface AcpClientHandlers {
+  /** `fs/read_text_file`: with it, the agent may read files through the client. */
+  readonly readTextFile?: (request: acp.ReadTextFileRequest) => acp.ReadTextFileResponse | Promise<acp.ReadTextFileResponse>;
+  /** `fs/write_text_file`: with it, the agent may write files through the client. */
+  readonly writeTextFile?: (request: acp.WriteTextFileRequest) => acp.WriteTextFileResponse | Promise<acp.WriteTextFileResponse>;
+}
+
+export interface AcpProtocolOptions {
+  /** The session's working directory (absolute), for `session/new`. */
+  readonly cwd: string;
+  /** MCP servers for the session. Default none. */
+  readonly mcpServers?: readonly acp.McpServer[];
+  /** The agent's name in diagnostics. */
+  readonly name: string;
+  readonly permission?: PermissionPolicy;
+  readonly handlers?: AcpClientHandlers;
+}
+
+/** One agent-rx turn: one `session/prompt`, or more when a steer cut the one before. */
+interface AcpTurn {
+  /** The JSON-RPC id of the running `session/prompt`, once the SDK wrote it. */
+  promptId: acp.JsonRpcId | undefined;
+  /** A `session/prompt` is asked of the SDK and not answered yet. */
+  prompting: boolean;
+  /** Steers waiting for the running prompt to stop: they are sent as the next prompt. */
+  readonly steers: SessionInput[];
+  aborted: boolean;
+  /** The turn's processes are being killed after a cancel: it ends once they are gone. */
+  killing: TurnOutcome | null;
+}
+
+export interface AcpClientState {
+  connection: acp.ClientConnection | null;
+  /** Feeds the SDK the agent's messages. */
+  controller: ReadableStreamDefaultController<acp.AnyMessage> | null;
+  channel: ProtocolChannel | null;
+  sessionId: string | null;
+  /** Asks held until the session exists. */
+  readonly pending: SessionAsk[];
+  turn: AcpTurn | null;
+  fatal: string | undefined;
+}
+
+const VERSION = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+
+/**
+ * An Agent Client Protocol agent as a session protocol, with agent-rx as its client. The wire is
+ * the ACP SDK's (`@agentclientprotocol/sdk`): it frames and checks requests, numbers them and
+ * answers the agent's requests; the session reads the agent's lines in their order of arrival,
+ * so a turn ends at the answer to its `session/prompt` only after every update before it.
+ * - `initialize` and `session/new` go out at once; turns wait for the session id;
+ * - a prompt is `session/prompt`, an abort `session/cancel` (the answer then says `cancelled`);
+ *   the turn ends once the processes it started are gone;
+ * - ACP has no steer: a steer cancels the running prompt and is sent as the next prompt, in the same
+ *   agent-rx turn (what Gemini CLI does with a second prompt); follow-ups are agent-rx's;
+ * - permission requests go to the caller's policy (default: deny, said with an `agent.warning`);
+ *   file-system requests only with the caller's handlers, terminal requests never (the SDK answers
+ *   "method not found").
+ */
+export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<AcpClientState> {
+  return {
+    name: options.name,
+    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined }),
+    open: (state, channel) => {
+      connect(state, channel, options);
+      return [];
+    },
+    act,
+    read,
+    cleanExit: (state, exit) => exit.exitCode === 0 && state.fatal === undefined,
+    close: (state) => {
+      state.connection?.close();
+      state.connection = null;
+    },
+  };
+}
+
+function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpProtocolOptions): void {
+  state.channel = channel;
+  const readable = new ReadableStream<acp.AnyMessage>({
+    start: (controller) => {
+      state.controller = controller;
+    },
+  });
+  const writable = new WritableStream<acp.AnyMessage>({
+    write: (message) => {
+      // The id the SDK gave the prompt: its answer ends the turn, in the order the agent's lines came.
+      if ('method' in message && message.method === acp.methods.agent.session.prompt && 'id' in message && state.turn !== null) {
+        state.turn.promptId = message.id;
+      }
+      channel.write(message);
+    },
+  });
+  const app = acp
+    .client({ name: 'agent-rx' })
+    // Updates are read from the lines, in order (see `read`); the SDK only checks them.
+    .onNotification(acp.methods.client.session.update, () => undefined)
+    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => decide(params, options.permission, channel));
+  const { readTextFile, writeTextFile } = options.handlers ?? {};
+  if (readTextFile !== undefined) app.onRequest(acp.methods.client.fs.readTextFile, ({ params }) => readTextFile(params));
+  if (writeTextFile !== undefined) app.onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => writeTextFile(params));
+  const connection = app.connect({ readable, writable });
+  state.connection = connection;
+  const agent = connection.agent;
+  agent
+    .request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { fs: { readTextFile: readTextFile !== undefined, writeTextFile: writeTextFile !== undefined }, terminal: false },
+      clientInfo: { name: 'agent-rx', version: VERSION },
+    })
+    .then(() => agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [...(options.mcpServers ?? [])] }))
+    .then(
+      (session) => {
+        state.sessionId = session.sessionId;
+        const asks = state.pending.splice(0).map((ask) => perform(state, ask));
+        channel.react({
+          facts: [{ type: 'content', message: { type: 'session.started', sessionId: session.sessionId } }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
+          outputs: asks.flatMap((reaction) => reaction.outputs ?? []),
+        });
+      },
+      (error: unknown) => {
+        state.fatal = `the ${options.name} could not open a session: ${messageOf(error)}`;
+        channel.react(endFatal(state));
+      },
+    );
+}
+
+async function decide(request: acp.RequestPermissionRequest, policy: PermissionPolicy | undefined, channel: ProtocolChannel): Promise<acp.RequestPermissionResponse> {
+  let decision: PermissionDecision = 'deny';
+  if (policy !== undefined) {
+    try {
+      decision = await policy(request);
+    } catch (error) {
+      channel.react({ facts: [warning(`the permission policy threw (${messageOf(error)}): denied`)] });
+    }
+  }
+  const kind = { allow: 'allow_once', 'allow-always': 'allow_always', deny: 'reject_once', 'deny-always': 'reject_always' }[decision];
+  const option = request.options.find((candidate) => candidate.kind === kind) ?? request.options.find((candidate) => candidate.kind.startsWith(decision.startsWith('allow') ? 'allow' : 'reject'));
+  if (policy === undefined) channel.react({ facts: [warning(`denied the agent's request for permission (${request.toolCall.title ?? request.toolCall.toolCallId}): no permission policy`)] });
+  return { outcome: option === undefined ? { outcome: 'cancelled' } : { outcome: 'selected', optionId: option.optionId } };
+}
+
+function warning(message: string): ProtocolFact {
+  return { type: 'content', message: { type: 'agent.warning', message } };
+}
+
+function act(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
+  if (ask.type === 'end') return { outputs: [{ type: 'endInput' }] };
+  if (ask.type === 'start') {
+    state.turn = { promptId: undefined, prompting: false, steers: [], aborted: false, killing: null };
+    if (state.fatal !== undefined) return endFatal(state);
+  }
+  if (state.sessionId === null) {
+    if (ask.type === 'abort' && state.turn !== null) {
+      // Nothing was sent yet: the turn ends here.
+      state.pending.length = 0;
+      return end(state, { kind: 'failed', reason: 'aborted', message: 'the turn was aborted before the agent began it' });
+    }
+    state.pending.push(ask);
+    return NO_REACTION;
+  }
+  return perform(state, ask);
+}
+
+function perform(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
+  const turn = state.turn;
+  if (turn === null) return NO_REACTION;
+  switch (ask.type) {
+    case 'start':
+      prompt(state, turn, ask.input.text);
+      return NO_REACTION;
+    case 'steer':
+      turn.steers.push(ask.input);
+      if (turn.steers.length === 1) cancel(state);
+      return NO_REACTION;
+    case 'abort':
+      turn.aborted = true;
+      turn.steers.length = 0;
+      cancel(state);
+      return NO_REACTION;
+    case 'end':
+      return NO_REACTION;
+  }
+}
+
+function prompt(state: AcpClientState, turn: AcpTurn, text: string): void {
+  const { connection, sessionId } = state;
+  if (connection === null || sessionId === null) return;
+  turn.prompting = true;
+  turn.promptId = undefined;
+  // The answer is read from the lines (see `read`); a failure to send shows there or as the exit.
+  connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }).catch(() => undefined);
+}
+
+function cancel(state: AcpClientState): void {
+  const { connection, sessionId } = state;
+  if (connection === null || sessionId === null) return;
+  connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => undefined);
+}
+
+function read(state: AcpClientState, event: AgentEvent): ProtocolReaction {
+  if (event.type === 'agent-rx.tools-killed') {
+    const outcome = state.turn?.killing;
+    return outcome === undefined || outcome === null ? NO_REACTION : end(state, outcome);
+  }
+  try {
+    state.controller?.enqueue(withoutType(event) as acp.AnyMessage);
+  } catch {
+    // The SDK closed its side (the connection ended): the lines are still read here.
+  }
+  const turn = state.turn;
+  if (event.type !== 'response' || turn === null || !turn.prompting || event['id'] !== turn.promptId) return NO_REACTION;
+  turn.prompting = false;
+  const error = stringOf(field(event['error'], 'message'));
+  const stopReason = stringOf(field(event['result'], 'stopReason'));
+  const steers = turn.steers.splice(0);
+  if (steers.length > 0 && !turn.aborted) {
+    // The cut prompt answered: the steers are the next prompt of the same turn.
+    prompt(state, turn, steers.map((steer) => steer.text).join('\n\n'));
+    return NO_REACTION;
+  }
+  const outcome = outcomeOf(error, stopReason, turn.aborted);
+  if (stopReason === 'cancelled' || turn.aborted) {
+    // Whatever the agent did with its tool on cancel, the turn's processes end with it.
+    turn.killing = outcome;
+    return { outputs: [{ type: 'killTools' }] };
+  }
+  return end(state, outcome);
+}
+
+function outcomeOf(error: string | undefined, stopReason: string | undefined, aborted: boolean): TurnOutcome {
+  if (error !== undefined) return { kind: 'failed', reason: 'agent-error', message: `the agent answered the prompt with an error: ${error}`, agentError: error };
+  switch (stopReason) {
+    case 'end_turn':
+      return { kind: 'completed', stopReason: 'end_turn', agentStopReason: stopReason };
+    case 'max_tokens':
+    case 'refusal':
+      return { kind: 'completed', stopReason, agentStopReason: stopReason };
+    case 'cancelled':
+      return { kind: 'failed', reason: 'aborted', message: aborted ? 'the agent cancelled the turn' : 'the agent cancelled the turn by itself' };
+    default:
+      return { kind: 'completed', stopReason: 'other', ...(stopReason === undefined ? {} : { agentStopReason: stopReason }) };
+  }
+}
+
+function end(state: AcpClientState, outcome: TurnOutcome): ProtocolReaction {
+  if (state.turn === null) return NO_REACTION;
+  state.turn = null;
+  return { facts: [{ type: 'turnEnded', outcome }] };
+}
+
+function endFatal(state: AcpClientState): ProtocolReaction {
+  const message = state.fatal ?? 'the agent cannot go on';
+  const facts: ProtocolFact[] = state.turn === null ? [] : [{ type: 'turnEnded', outcome: { kind: 'failed', reason: 'agent-error', message } }];
+  state.turn = null;
+  state.pending.length = 0;
+  return { facts, outputs: [{ type: 'endInput' }] };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

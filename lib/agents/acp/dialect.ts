@@ -1,0 +1,140 @@
+import * as z from 'zod';
+import type { CliMessage } from '../../messages.js';
+import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
+import type { Conclusion, Dialect } from '../../operators/dialect.js';
+import type { AgentEvent } from '../../operators/items.js';
+import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
+import { contentText } from '../shared/content.js';
+import { field, narrowEvents, stringOf } from '../shared/events.js';
+import { parseJsonRpcLine } from '../shared/json-rpc.js';
+import { SessionHeader } from '../shared/session.js';
+import { ToolCalls } from '../shared/tool-calls.js';
+
+/**
+ * The Agent Client Protocol messages the dialect reads: `session/update` notifications, the
+ * updates of a session as the agent streams them (`parseJsonRpcLine` names each message's kind).
+ * Loose: only `sessionUpdate` is checked; each kind's fields are read defensively.
+ */
+export const acpEventSchemas = {
+  'session/update': z.looseObject({
+    type: z.literal('session/update'),
+    params: z.looseObject({ sessionId: z.string(), update: z.looseObject({ sessionUpdate: z.string() }) }),
+  }),
+} as const;
+
+type Schemas = typeof acpEventSchemas;
+export type AcpEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
+
+const known = narrowEvents<AcpEvent>();
+
+/** The update of a `session/update` notification, or null. */
+function updateOf(event: AgentEvent): (Record<string, unknown> & { readonly sessionUpdate: string }) | null {
+  return known(event, 'session/update')?.params.update ?? null;
+}
+
+/** The text of a content block (`{ type: 'text', text }`), or undefined. */
+function blockText(content: unknown): string | undefined {
+  return field(content, 'type') === 'text' ? stringOf(field(content, 'text')) : undefined;
+}
+
+/**
+ * Reads an ACP agent's text: `agent_message_chunk` and `agent_thought_chunk` carry true deltas
+ * (text content blocks), keyed by their `messageId` where the agent gives one.
+ */
+export function createAcpTextReader(): TextReader {
+  return (event): TextReading | null => {
+    const update = updateOf(event);
+    if (update === null) return null;
+    const channel = update.sessionUpdate === 'agent_message_chunk' ? 'assistant' : update.sessionUpdate === 'agent_thought_chunk' ? 'thought' : null;
+    const text = blockText(update['content']);
+    if (channel === null || text === undefined) return null;
+    return { channel, key: stringOf(update['messageId']) ?? channel, delta: text };
+  };
+}
+
+/** A prompt turn of ACP ends with the answer to `session/prompt`, which the session protocol reads. */
+export function acpTurnEnd(event: AgentEvent): TurnEnd {
+  return event.type === 'response' ? 'final' : null;
+}
+
+export interface AcpState {
+  readonly session: SessionHeader;
+  readonly tools: ToolCalls;
+  /** The names of the tool calls seen, by id (an update may leave its title out). */
+  readonly names: Map<string, string>;
+  /** The last error an answer of the agent carried. */
+  lastError: string | undefined;
+}
+
+/**
+ * The dialect of an Agent Client Protocol agent (JSON-RPC lines): text and thought chunks as
+ * deltas, tool calls and their updates (whose content replaces the last), and notices as warnings.
+ * How a turn ends is the session protocol's: the answer to its `session/prompt`.
+ */
+export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
+  return {
+    name,
+    schemas: acpEventSchemas,
+    parse: parseJsonRpcLine,
+    createTextReader: createAcpTextReader,
+    turnEnd: acpTurnEnd,
+    createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), lastError: undefined }),
+    map: mapAcpEvent,
+    conclude: (): Conclusion => ({ kind: 'inconclusive', message: `the ${name} ended its session` }),
+    lastError: (state) => state.lastError,
+    sessionId: (state) => state.session.sessionId,
+  };
+}
+
+function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] {
+  if (event.type === 'response') {
+    const error = stringOf(field(event['error'], 'message'));
+    if (error !== undefined) state.lastError = error;
+    return [];
+  }
+  const update = updateOf(event);
+  if (update === null) return [];
+  switch (update.sessionUpdate) {
+    case 'tool_call':
+    case 'tool_call_update':
+      return toolMessages(state, update);
+    case 'notice': {
+      const title = stringOf(update['title']) ?? '';
+      const description = stringOf(update['description']);
+      return [{ type: 'agent.warning', message: description === undefined ? title : `${title}: ${description}` }];
+    }
+    default:
+      return [];
+  }
+}
+
+/** The name a tool is known by: its `name`, else its kind (`execute`, `edit`, …), else `tool`. */
+function toolName(update: Readonly<Record<string, unknown>>): string {
+  return stringOf(update['name']) ?? stringOf(update['kind']) ?? 'tool';
+}
+
+function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>): readonly CliMessage[] {
+  const id = stringOf(update['toolCallId']);
+  if (id === undefined) return [];
+  const name = state.names.get(id) ?? toolName(update);
+  state.names.set(id, name);
+  const messages: CliMessage[] = [];
+  if (update['sessionUpdate'] === 'tool_call') {
+    const title = stringOf(update['title']);
+    messages.push(...state.tools.call(id, name, update['rawInput'] ?? (title === undefined ? null : { title })));
+  }
+  const content = update['content'];
+  const output = Array.isArray(content) ? contentText(content.map((part) => field(part, 'content'))) : undefined;
+  const status = update['status'];
+  if (status === 'completed' || status === 'failed') {
+    messages.push(...state.tools.result(id, name, output ?? rawText(update['rawOutput']), status === 'failed'));
+  } else if (output !== undefined && update['sessionUpdate'] === 'tool_call_update') {
+    messages.push(...state.tools.update(id, name, output));
+  }
+  return messages;
+}
+
+function rawText(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

@@ -1,0 +1,22 @@
+/**
+ * Parses one line of a JSON-RPC peer (with or without the `jsonrpc` field) and names its kind in
+ * `type`, so that the pipeline reads it like any agent's event: a notification's type is its
+ * method, a response's is `response`, a request of the peer's is `server-request`. Throws what
+ * `JSON.parse` throws; a value that is not an object is returned as it is (and reported invalid by
+ * the pipeline).
+ */
+export function parseJsonRpcLine(line: string): unknown {
+  const value: unknown = JSON.parse(line);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const message = value as Record<string, unknown>;
+  const method = message['method'];
+  if (typeof method === 'string') message['type'] = 'id' in message ? 'server-request' : method;
+  else if ('id' in message) message['type'] = 'response';
+  return message;
+}
+
+/** A message as its peer sent it: without the `type` that `parseJsonRpcLine` added. */
+export function withoutType(event: { readonly type: string; readonly [key: string]: unknown }): Record<string, unknown> {
+  const { type: _type, ...message } = event;
+  return message;
+}

@@ -1,0 +1,89 @@
+import type { OperatorFunction } from 'rxjs';
+import { resolve } from 'node:path';
+import { acpClientProtocol, type AcpClientHandlers, type PermissionPolicy } from '../agents/acp/client.js';
+import { acpDialect } from '../agents/acp/dialect.js';
+import { buildGeminiSessionInvocation } from '../agents/gemini/args.js';
+import type { GeminiSessionOptions } from '../agents/gemini/options.js';
+import { geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
+import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
+import type { SessionCommand, SessionMessage } from '../messages.js';
+import type { ProcessOptions } from '../process/options.js';
+import { runSession } from '../sessions/run-session.js';
+import type { McpServer } from '@agentclientprotocol/sdk';
+
+/** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
+export interface AcpClientOptions {
+  /** Decides the agent's `session/request_permission` requests. Default: deny, said with an `agent.warning`. */
+  readonly permission?: PermissionPolicy;
+  /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
+  readonly handlers?: AcpClientHandlers;
+  /** MCP servers for the session (`session/new`). Default none. */
+  readonly mcpServers?: readonly McpServer[];
+}
+
+/** Options of `acpSession`: the agent's command, the client's choices, and the process options. */
+export interface AcpSessionOptions extends AcpClientOptions, Omit<ProcessOptions, 'stdin'> {
+  /** The agent's executable, run without a shell. */
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** The agent's name in diagnostics. Default `ACP agent`. */
+  readonly name?: string;
+}
+
+/**
+ * Any Agent Client Protocol agent (one that speaks ACP on stdio, such as `gemini --acp`) as a
+ * session: the same contract as `piSession`. A prompt is `session/prompt`, an abort
+ * `session/cancel`; the agent's updates become text, thinking and tool messages; the answer to the
+ * prompt ends the turn (`cancelled`: aborted). ACP has no steer: a steer cancels the running prompt
+ * and becomes the next prompt of the same turn. The wire is the ACP SDK's.
+ *
+ * @example
+ * commands.pipe(acpSession({ command: 'my-acp-agent', args: ['--stdio'], cwd: '/path/to/project' })).subscribe(render);
+ */
+export function acpSession(options: AcpSessionOptions): OperatorFunction<SessionCommand, SessionMessage> {
+  checkOptionsObject('acpSession', options);
+  const { command, args = [], name = 'ACP agent', permission, handlers, mcpServers, ...processOptions } = options;
+  checkString('command', command);
+  checkStringLists({ args });
+  return acpOver(command, args, name, processOptions, { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) });
+}
+
+/**
+ * Gemini CLI as a session: `acpSession` over `gemini --acp`, with `runGemini`'s options (without
+ * the prompt and the session: ACP opens a new one). With `agentRetry: false` the session gets the
+ * home overlay without retries, as a run does.
+ *
+ * @example
+ * commands.pipe(geminiSession({ approvalMode: 'yolo' })).subscribe(render);
+ */
+export function geminiSession(options: GeminiSessionOptions & AcpClientOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
+  const { permission, handlers, mcpServers, ...gemini } = options;
+  const invocation = buildGeminiSessionInvocation(gemini);
+  return acpOver(
+    invocation.command,
+    invocation.args,
+    'Gemini CLI',
+    invocation.processOptions,
+    { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) },
+    invocation.agentRetry,
+  );
+}
+
+function acpOver(
+  command: string,
+  args: readonly string[],
+  name: string,
+  processOptions: Omit<ProcessOptions, 'stdin'>,
+  client: AcpClientOptions,
+  agentRetry = true,
+): OperatorFunction<SessionCommand, SessionMessage> {
+  return runSession({
+    command,
+    args,
+    // ACP has no abort of its own process: SIGTERM, then the tree kill after the grace period.
+    processOptions: { interrupt: { signal: 'SIGTERM', stdin: null }, ...processOptions },
+    dialect: acpDialect(name),
+    protocol: acpClientProtocol({ name, cwd: resolve(processOptions.cwd ?? process.cwd()), ...client }),
+    ...(agentRetry ? {} : { overlay: geminiNoRetryOverlay() }),
+  });
+}

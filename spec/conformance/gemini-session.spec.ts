@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { acpSession, geminiSession, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
+import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js';
+import { SessionDriver } from './session-driver.js';
+import { sessionConformance, type AbortLatencies } from './session-suite.js';
+
+/**
+ * geminiSession (acpSession over `gemini --acp`) against the real Gemini CLI and the fake model
+ * server on 127.0.0.1: the Agent Client Protocol through its SDK.
+ */
+
+const GEMINI = geminiCommand();
+const TAG = createProcessTag('AGENT_RX_GEMINI_SESSION');
+
+let server: FakeModelServer;
+let env: GeminiEnv;
+const latencies: AbortLatencies = new Map();
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  env = createGeminiEnv({ baseUrl: server.baseUrl, scenario: 'recall', maxAttempts: 1 });
+});
+
+afterAll(async () => {
+  await stopAllRuns();
+  await server.close();
+  await env.cleanup();
+  process.stdout.write(`\nGemini CLI (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+});
+
+function options(onStopped: (report: StopReport) => void, extra: Partial<GeminiSessionOptions> = {}): GeminiSessionOptions {
+  return {
+    executable: GEMINI.command,
+    executableArgs: GEMINI.args,
+    approvalMode: 'yolo',
+    cwd: env.cwd,
+    env: { ...env.env, ...TAG.env },
+    onStopped,
+    ...extra,
+  };
+}
+
+describe('geminiSession on the real Gemini CLI (ACP)', () => {
+  sessionConformance(() => ({ name: 'Gemini CLI', tag: TAG, session: (onStopped) => geminiSession(options(onStopped)) }), latencies);
+
+  it('announces the ACP session id from session/new, before the first answer', async () => {
+    const session = new SessionDriver((onStopped) => geminiSession(options(onStopped)));
+    session.send({ type: 'prompt', text: 'hello' });
+    const started = await session.nextOf('session.started');
+    expect(started.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    await session.nextOf('turn.completed');
+    expect(session.messages.findIndex((message) => message.type === 'assistant')).toBeGreaterThan(session.messages.indexOf(started));
+    session.end();
+    expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started.sessionId });
+  });
+
+  it('a model error fails the turn with the agent\'s error; the session goes on', async () => {
+    const session = new SessionDriver((onStopped) => geminiSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('http500')}fail` });
+    const ended = await session.next((message) => message.type === 'turn.completed' || message.type === 'turn.failed');
+    expect(ended).toMatchObject({ type: 'turn.failed', reason: 'agent-error' });
+    session.send({ type: 'prompt', text: 'again' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    session.end();
+    await session.done;
+  });
+
+  it('acpSession runs any ACP agent by its command: the same Gemini CLI, named by the caller', async () => {
+    const session = new SessionDriver((onStopped) =>
+      acpSession({ command: GEMINI.command, args: [...GEMINI.args, '--acp', '--skip-trust'], name: 'my agent', cwd: env.cwd, env: { ...env.env, ...TAG.env }, onStopped }),
+    );
+    session.send({ type: 'prompt', text: 'hi there' });
+    await session.nextOf('turn.completed');
+    expect(session.answer(1)).toBe('User texts in context: 1 ("hi there").');
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});
