@@ -47,6 +47,8 @@ export interface SessionProtocol<P> {
   /** The agent's name in diagnostics. */
   readonly name: string;
   createState(): P;
+  /** Arguments of this session's own, after the command's (an id the protocol chose for it). */
+  args?(state: P): readonly string[];
   /**
    * What to send once the process is started (a handshake, a state request). `channel` is for a
    * protocol whose library writes and answers later (ACP's SDK): it may use it for as long as the

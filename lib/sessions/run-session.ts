@@ -258,7 +258,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
       if (!subscriber.closed && (overlay === undefined || made !== null)) {
         run = startProcessRun(
           command,
-          args,
+          [...args, ...(protocol.args?.(protocolState) ?? [])],
           {
             ...resolved,
             env,

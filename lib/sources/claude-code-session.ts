@@ -23,5 +23,5 @@ import { runSession } from '../sessions/run-session.js';
  */
 export function claudeCodeSession(options: ClaudeCodeSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
   const { command, args, processOptions, resuming } = buildClaudeSessionInvocation(options);
-  return runSession({ command, args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol() });
+  return runSession({ command, args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming }) });
 }

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { claudeCodeSession, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
@@ -42,6 +44,20 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<ClaudeC
 
 describe('claudeCodeSession on the real Claude Code', () => {
   sessionConformance(() => ({ name: 'Claude Code', tag: TAG, session: (onStopped) => claudeCodeSession(options(onStopped)) }), latencies);
+
+  it('announces a new session before its first prompt runs: the id agent-rx gave it, the one the CLI then reports', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));
+    const started = await session.nextOf('session.started');
+    session.send({ type: 'prompt', text: 'hello' });
+    await session.nextOf('turn.completed');
+    session.end();
+    const messages = await session.done;
+    expect(messages.filter((message) => message.type === 'session.started')).toEqual([started]);
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started.sessionId });
+    // The CLI keeps the session under that id.
+    const projects = join(env.home, '.claude', 'projects');
+    expect(readdirSync(projects).some((project) => existsSync(join(projects, project, `${started.sessionId}.jsonl`)))).toBe(true);
+  });
 
   it('a steer during the answer is the CLI\'s second result, inside the same turn: its usage is both results\'', async () => {
     const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));

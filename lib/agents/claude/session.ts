@@ -37,6 +37,8 @@ interface ClaudeTurn {
 }
 
 export interface ClaudeSessionState {
+  /** The id a new session is given (`--session-id`), announced once the CLI answers `initialize`. */
+  readonly sessionId: string | undefined;
   nextRequest: number;
   turn: ClaudeTurn | null;
   /** `total_cost_usd` of the last result: the session's cost so far. */
@@ -46,6 +48,7 @@ export interface ClaudeSessionState {
 }
 
 const dialect = claudeDialect();
+const INITIALIZE = 'agent-rx-initialize';
 
 /**
  * Claude Code's duplex stream-json mode (`--input-format stream-json --replay-user-messages`),
@@ -59,13 +62,17 @@ const dialect = claudeDialect();
  *   interrupted turn before its tool is gone, so the turn ends once the processes it started are;
  * - closing stdin lets a running turn go on (a hung one for good): the input is closed only
  *   between turns; at that end the CLI exits 1 when its last result was an error.
- * `total_cost_usd` is the session's so far: a turn's cost is the difference.
+ * `total_cost_usd` is the session's so far: a turn's cost is the difference. A new session gets its
+ * id from agent-rx (`--session-id`), announced as soon as the CLI answers `initialize`.
  */
-export function claudeSessionProtocol(): SessionProtocol<ClaudeSessionState> {
+export function claudeSessionProtocol(options: { readonly newSession?: boolean } = {}): SessionProtocol<ClaudeSessionState> {
+  const newSession = options.newSession !== false;
   return {
     name: 'Claude Code',
-    createState: () => ({ nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
-    open: () => [],
+    createState: () => ({ sessionId: newSession ? randomUUID() : undefined, nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
+    args: (state) => (state.sessionId === undefined ? [] : ['--session-id', state.sessionId]),
+    // The CLI answers `initialize` once it is up: a new session is announced then, before any prompt.
+    open: (state) => (state.sessionId === undefined ? [] : [{ type: 'write', line: { type: 'control_request', request_id: INITIALIZE, request: { subtype: 'initialize' } } }]),
     act,
     read,
     cleanExit: (state: ClaudeSessionState, exit: ProcessExit) => exit.exitCode === 0 || (exit.exitCode === 1 && state.lastResultFailed),
@@ -127,6 +134,10 @@ function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
     const usage = claudeUsage(result, cost);
     if (usage !== undefined) turn.usage = addUsage(turn.usage, usage);
     return settle(state);
+  }
+  if (event.type === 'control_response' && field(field(event, 'response'), 'request_id') === INITIALIZE) {
+    const ok = field(field(event, 'response'), 'subtype') === 'success';
+    return ok && state.sessionId !== undefined ? { facts: [{ type: 'content', message: { type: 'session.started', sessionId: state.sessionId } }] } : NO_REACTION;
   }
   if (turn === null) return NO_REACTION;
   if (event.type === 'control_response') return onControlResponse(state, turn, field(event, 'response'));
