@@ -11,6 +11,7 @@ export { claudeCodeSession } from './sources/claude-code-session.js';
 export { codexSession } from './sources/codex-session.js';
 export { acpSession, geminiSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
 export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type PermissionPolicy, type PermissionDecision, type AcpClientHandlers } from './agents/acp/client.js';
+export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
 export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './sessions/protocol.js';

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { OperatorFunction } from 'rxjs';
+import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
@@ -23,6 +24,7 @@ options:
   --cwd <dir>             where the agent works (default: here)
   --executable <path>     the agent executable (default: the agent's own, on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
+  --approval-mode <mode>  gemini: what it may do without asking (yolo: every tool)
   --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long (the turn fails: timeout)
@@ -43,6 +45,7 @@ export interface ChatSessionOptions extends RunLimits {
   readonly agentRetry?: boolean;
   readonly provider?: string;
   readonly allowedTools?: readonly string[];
+  readonly approvalMode?: GeminiApprovalMode;
 }
 
 type SessionFactory = (options: ChatSessionOptions) => OperatorFunction<SessionCommand, SessionMessage>;
@@ -70,9 +73,10 @@ export type ChatRequest =
  * Options that only some agents take, and which: an agent's options type says it, the table
  * cannot at run time. A flag given to an agent that does not take it is a usage error.
  */
-const AGENT_ONLY_FLAGS: Readonly<Record<'provider' | 'allowed-tools', readonly string[]>> = {
+const AGENT_ONLY_FLAGS: Readonly<Record<'provider' | 'allowed-tools' | 'approval-mode', readonly string[]>> = {
   provider: ['pi', 'codex'],
   'allowed-tools': ['claude'],
+  'approval-mode': ['gemini'],
 };
 
 // Parses `chat`'s arguments with node:util's parseArgs; never throws on bad input.
@@ -99,23 +103,8 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   if (positionals.length > 0) {
     return { kind: 'usage-error', message: `chat takes no prompt argument (got ${JSON.stringify(positionals.join(' '))}): type prompts once it runs, or pipe them on stdin` };
   }
-  for (const [flag, agents] of Object.entries(AGENT_ONLY_FLAGS)) {
-    if (values[flag as keyof typeof AGENT_ONLY_FLAGS] !== undefined && !agents.includes(agent)) {
-      return { kind: 'usage-error', message: `--${flag} is not an option of ${entry.displayName}` };
-    }
-  }
-  const limits = parseLimits(values);
-  if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
-  const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
-  const options: ChatSessionOptions = {
-    ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
-    ...(values.provider === undefined ? {} : { provider: values.provider }),
-    ...(values.model === undefined ? {} : { model: values.model }),
-    ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
-    ...(tools === undefined ? {} : { allowedTools: tools }),
-    ...limits,
-    ...(values['no-agent-retry'] ? { agentRetry: false } : {}),
-  };
+  const options = sessionOptionsOf(values, agent);
+  if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const session = (): OperatorFunction<SessionCommand, SessionMessage> => factory(options);
   // Build once now, so that invalid options are reported as usage errors, not when the chat starts.
   try {
@@ -133,6 +122,39 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
     color: values['no-color'] ? false : undefined,
     options,
     session,
+  };
+}
+
+/** The values of parseArgs that make an agent's session options (`AGENT_OPTIONS`). */
+export interface AgentOptionValues {
+  readonly provider?: string | undefined;
+  readonly model?: string | undefined;
+  readonly cwd?: string | undefined;
+  readonly executable?: string | undefined;
+  readonly 'allowed-tools'?: string | undefined;
+  readonly 'approval-mode'?: string | undefined;
+  readonly 'no-agent-retry'?: boolean | undefined;
+  readonly grace?: string | undefined;
+  readonly 'idle-timeout'?: string | undefined;
+}
+
+/** The session options of the command line's agent options, or what is wrong with them. */
+export function sessionOptionsOf(values: AgentOptionValues, agent: AgentName): ChatSessionOptions | string {
+  for (const [flag, agents] of Object.entries(AGENT_ONLY_FLAGS)) {
+    if (values[flag as keyof typeof AGENT_ONLY_FLAGS] !== undefined && !agents.includes(agent)) return `--${flag} is not an option of ${AGENTS[agent].displayName}`;
+  }
+  const limits = parseLimits(values);
+  if (typeof limits === 'string') return limits;
+  const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
+  return {
+    ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
+    ...(values.provider === undefined ? {} : { provider: values.provider }),
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
+    ...(tools === undefined ? {} : { allowedTools: tools }),
+    ...(values['approval-mode'] === undefined ? {} : { approvalMode: values['approval-mode'] as GeminiApprovalMode }),
+    ...limits,
+    ...(values['no-agent-retry'] === true ? { agentRetry: false } : {}),
   };
 }
 

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { isTerminal, type CliMessage, type TerminalMessage } from '../messages.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream } from './ansi.js';
+import { acp } from './acp-command.js';
 import { chat } from './chat.js';
 import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
@@ -14,10 +15,11 @@ import { onStopSignals } from './stop-signals.js';
 const USAGE = `usage: agent-rx <command>
 
 commands:
-  run [options] <prompt>   run a coding agent (pi or Claude Code) and show what it does
+  run [options] <prompt>   run a coding agent (pi, Claude Code, Codex or Gemini CLI) and show what it does
   chat [options]           an interactive session on an agent: many turns, steering, aborts
+  acp --agent <name>       serve an agent to an editor over the Agent Client Protocol (stdio)
   --version                the version
-  --help                   this text; \`agent-rx run --help\` and \`agent-rx chat --help\` for the options
+  --help                   this text; \`agent-rx <command> --help\` for a command's options
 `;
 
 const [command, ...rest] = process.argv.slice(2);
@@ -30,6 +32,8 @@ if (command === '--version' || command === '-v') {
   run(rest);
 } else if (command === 'chat') {
   chat(rest);
+} else if (command === 'acp') {
+  acp(rest);
 } else {
   process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
   process.exitCode = 2;

@@ -80,6 +80,7 @@ export const AGENT_OPTIONS = {
   cwd: { type: 'string' },
   executable: { type: 'string' },
   'allowed-tools': { type: 'string' },
+  'approval-mode': { type: 'string' },
   'no-agent-retry': { type: 'boolean', default: false },
   grace: { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -97,7 +98,6 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       options: {
         ...AGENT_OPTIONS,
         sandbox: { type: 'string' },
-        'approval-mode': { type: 'string' },
         thinking: { type: 'string' },
         session: { type: 'string' },
         timeout: { type: 'string' },

@@ -6,10 +6,12 @@ import { buildGeminiSessionInvocation } from '../agents/gemini/args.js';
 import type { GeminiSessionOptions } from '../agents/gemini/options.js';
 import { geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
-import type { SessionCommand, SessionMessage } from '../messages.js';
+import type { SessionCommand, SessionMessage, Usage } from '../messages.js';
 import type { ProcessOptions } from '../process/options.js';
 import { runSession } from '../sessions/run-session.js';
-import type { McpServer } from '@agentclientprotocol/sdk';
+import type { McpServer, PromptResponse } from '@agentclientprotocol/sdk';
+import { usageOf as usageFrom } from '../agents/shared/usage.js';
+import { field, numberOf } from '../agents/shared/events.js';
 
 /** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
 export interface AcpClientOptions {
@@ -66,6 +68,7 @@ export function geminiSession(options: GeminiSessionOptions & AcpClientOptions =
     invocation.processOptions,
     { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) },
     invocation.agentRetry,
+    geminiPromptUsage,
   );
 }
 
@@ -76,6 +79,7 @@ function acpOver(
   processOptions: Omit<ProcessOptions, 'stdin'>,
   client: AcpClientOptions,
   agentRetry = true,
+  usageOf?: (response: PromptResponse) => Usage | undefined,
 ): OperatorFunction<SessionCommand, SessionMessage> {
   return runSession({
     command,
@@ -83,7 +87,15 @@ function acpOver(
     // ACP has no abort of its own process: SIGTERM, then the tree kill after the grace period.
     processOptions: { interrupt: { signal: 'SIGTERM', stdin: null }, ...processOptions },
     dialect: acpDialect(name),
-    protocol: acpClientProtocol({ name, cwd: resolve(processOptions.cwd ?? process.cwd()), ...client }),
+    protocol: acpClientProtocol({ name, cwd: resolve(processOptions.cwd ?? process.cwd()), ...client, ...(usageOf === undefined ? {} : { usageOf }) }),
     ...(agentRetry ? {} : { overlay: geminiNoRetryOverlay() }),
   });
+}
+
+/** Gemini CLI puts a turn's token counts into its answer: `_meta.quota.token_count`. */
+function geminiPromptUsage(response: PromptResponse): Usage | undefined {
+  const counts = field(field(response._meta, 'quota'), 'token_count');
+  const input = numberOf(field(counts, 'input_tokens'));
+  const output = numberOf(field(counts, 'output_tokens'));
+  return input === undefined || output === undefined ? undefined : usageFrom({ input, output });
 }

@@ -1,83 +1,24 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { from, lastValueFrom, NEVER, Subject, throwError, toArray, type OperatorFunction } from 'rxjs';
-import { runSession, stopAllRuns, type Dialect, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
-import type { AgentEvent } from '../../lib/operators/items.js';
+import { stopAllRuns, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
 import { SessionDriver } from '../conformance/session-driver.js';
 import { eventually } from '../conformance/suite.js';
-import { fixture, isAlive } from '../helpers/processes.js';
+import { fixtureProtocol, fixtureSession, type FixtureSessionOptions } from '../helpers/fixture-session.js';
+import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 
 // The session shell on a real child process: a tiny agent (spec/fixtures/session-agent.mjs) with a
-// protocol and dialect written here. What the shell adds to the machine is checked: lines to and
+// protocol and dialect of the specs' own (spec/helpers/fixture-session.ts). What the shell adds to the machine is checked: lines to and
 // from the process, the idle, abort and end limits, failures of the process, and teardown.
 
 const TAG = createProcessTag('AGENT_RX_SESSION_SHELL');
 
-const dialect: Dialect<null> = {
-  name: 'fixture',
-  schemas: {},
-  createTextReader: () => (event) => (event.type === 'say' ? { channel: 'assistant', key: 'say', delta: `${String(event['text'])}|` } : null),
-  turnEnd: (event) => (event.type === 'done' ? 'final' : null),
-  createState: () => null,
-  map: () => [],
-  conclude: () => ({ kind: 'inconclusive', message: 'no ending' }),
-  lastError: () => undefined,
-  sessionId: () => undefined,
-};
-
-const protocol: SessionProtocol<{ ready: boolean }> = {
-  name: 'fixture',
-  createState: () => ({ ready: false }),
-  open: () => [],
-  act: (_state, ask) => {
-    switch (ask.type) {
-      case 'start':
-        return { outputs: [{ type: 'write', line: { op: 'start', text: ask.input.text } }] };
-      case 'steer':
-        return { outputs: [{ type: 'write', line: { op: 'steer', text: ask.input.text } }] };
-      case 'abort':
-        return { outputs: [{ type: 'write', line: { op: 'abort' } }, { type: 'killTools' }] };
-      case 'end':
-        return { outputs: [{ type: 'endInput' }] };
-    }
-  },
-  read: (state, event: AgentEvent) => {
-    if (event.type === 'ready') {
-      state.ready = true;
-      return { facts: [{ type: 'content', message: { type: 'session.started', sessionId: `fixture-${String(event['pid'])}` } }] };
-    }
-    if (event.type !== 'done') return {};
-    return {
-      facts: [{ type: 'turnEnded', outcome: event['aborted'] === true ? { kind: 'failed', reason: 'aborted', message: 'aborted' } : { kind: 'completed', stopReason: 'end_turn' } }],
-    };
-  },
-};
-
-interface Options {
-  readonly idleTimeoutMs?: number;
-  readonly gracePeriodMs?: number;
-  readonly env?: Record<string, string>;
-  readonly command?: string;
-  readonly protocol?: SessionProtocol<{ ready: boolean }>;
-}
-
-function session(onStopped: (report: StopReport) => void, options: Options = {}): OperatorFunction<SessionCommand, SessionMessage> {
-  return runSession({
-    command: options.command ?? process.execPath,
-    args: [fixture('session-agent.mjs')],
-    processOptions: {
-      env: { ...TAG.env, ...options.env },
-      onStopped,
-      gracePeriodMs: options.gracePeriodMs ?? 2000,
-      ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
-    },
-    dialect,
-    protocol: options.protocol ?? protocol,
-  });
+function session(onStopped: (report: StopReport) => void, options: Omit<FixtureSessionOptions, 'tag'> = {}): OperatorFunction<SessionCommand, SessionMessage> {
+  return fixtureSession(onStopped, { ...options, tag: TAG });
 }
 
 const drivers: SessionDriver[] = [];
-function drive(options: Options = {}): SessionDriver {
+function drive(options: Omit<FixtureSessionOptions, 'tag'> = {}): SessionDriver {
   const driver = new SessionDriver((onStopped) => session(onStopped, options));
   drivers.push(driver);
   return driver;
@@ -243,7 +184,7 @@ describe('runSession on a real process', () => {
 
   it('errors the stream when the protocol throws, and stops the agent', async () => {
     const broken: SessionProtocol<{ ready: boolean }> = {
-      ...protocol,
+      ...fixtureProtocol,
       read: () => {
         throw new Error('protocol bug');
       },

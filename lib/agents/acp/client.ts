@@ -1,5 +1,6 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { createRequire } from 'node:module';
+import type { Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
 import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
@@ -32,6 +33,8 @@ export interface AcpProtocolOptions {
   readonly name: string;
   readonly permission?: PermissionPolicy;
   readonly handlers?: AcpClientHandlers;
+  /** The turn's usage, where an agent puts it into its answer to `session/prompt` (ACP itself has no field for it). */
+  readonly usageOf?: (response: acp.PromptResponse) => Usage | undefined;
 }
 
 /** One agent-rx turn: one `session/prompt`, or more when a steer cut the one before. */
@@ -84,7 +87,7 @@ export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<
       return [];
     },
     act,
-    read,
+    read: (state, event) => read(state, event, options.usageOf),
     cleanExit: (state, exit) => exit.exitCode === 0 && state.fatal === undefined,
     close: (state) => {
       state.connection?.close();
@@ -216,7 +219,7 @@ function cancel(state: AcpClientState): void {
   connection.agent.notify(acp.methods.agent.session.cancel, { sessionId }).catch(() => undefined);
 }
 
-function read(state: AcpClientState, event: AgentEvent): ProtocolReaction {
+function read(state: AcpClientState, event: AgentEvent, usageOf: AcpProtocolOptions['usageOf']): ProtocolReaction {
   if (event.type === 'agent-rx.tools-killed') {
     const outcome = state.turn?.killing;
     return outcome === undefined || outcome === null ? NO_REACTION : end(state, outcome);
@@ -237,7 +240,9 @@ function read(state: AcpClientState, event: AgentEvent): ProtocolReaction {
     prompt(state, turn, steers.map((steer) => steer.text).join('\n\n'));
     return NO_REACTION;
   }
-  const outcome = outcomeOf(error, stopReason, turn.aborted);
+  const result = event['result'];
+  const usage = usageOf === undefined || typeof result !== 'object' || result === null ? undefined : usageOf(result as acp.PromptResponse);
+  const outcome = withUsage(outcomeOf(error, stopReason, turn.aborted), usage);
   if (stopReason === 'cancelled' || turn.aborted) {
     // Whatever the agent did with its tool on cancel, the turn's processes end with it.
     turn.killing = outcome;
@@ -259,6 +264,10 @@ function outcomeOf(error: string | undefined, stopReason: string | undefined, ab
     default:
       return { kind: 'completed', stopReason: 'other', ...(stopReason === undefined ? {} : { agentStopReason: stopReason }) };
   }
+}
+
+function withUsage(outcome: TurnOutcome, usage: Usage | undefined): TurnOutcome {
+  return outcome.kind === 'completed' && usage !== undefined ? { ...outcome, usage } : outcome;
 }
 
 function end(state: AcpClientState, outcome: TurnOutcome): ProtocolReaction {

@@ -1,0 +1,374 @@
+import * as acp from '@agentclientprotocol/sdk';
+import { createRequire } from 'node:module';
+import { Readable, Writable } from 'node:stream';
+import * as z from 'zod';
+import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import type { SessionCommand, SessionMessage, StopReason, TurnFailed, Usage } from '../messages.js';
+
+/** What a new ACP session asks for: its working directory and MCP servers. */
+export interface AcpSessionRequest {
+  readonly cwd: string;
+  readonly mcpServers: readonly acp.McpServer[];
+}
+
+/** Makes the agent-rx session behind one ACP session (one agent process per subscription). */
+export type AcpSessionFactory = (request: AcpSessionRequest) => OperatorFunction<SessionCommand, SessionMessage>;
+
+export interface ServeAcpOptions {
+  /** Where the client's messages come from. Default `process.stdin`. */
+  readonly input?: Readable;
+  /** Where the messages to the client go. Default `process.stdout`. */
+  readonly output?: Writable;
+  /** The agent's name and title in `initialize`. Default `agent-rx`. */
+  readonly name?: string;
+  readonly title?: string;
+}
+
+export interface AcpServer {
+  /** Settles when the client's connection has closed and every session was let go (their stop sequences run). */
+  readonly closed: Promise<void>;
+  /** Closes the connection: every session is stopped. */
+  close(): void;
+}
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** The extension methods for what ACP has no method for. */
+export const ACP_STEER_METHOD = '_agent-rx/steer';
+export const ACP_FOLLOW_UP_METHOD = '_agent-rx/follow-up';
+
+const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) });
+
+/**
+ * Serves agent-rx sessions as an Agent Client Protocol agent on stdio (or the given streams),
+ * through the ACP SDK: an editor talks ACP, each of its sessions is an agent-rx session.
+ * - `session/new` subscribes a session (`createSession`), and answers once the agent announced
+ *   its session (an agent that could not start answers with an error);
+ * - `session/prompt` is a `prompt` command; it answers when that prompt's turn ends: `end_turn`,
+ *   `max_tokens` or `refusal`, `cancelled` for an aborted turn (or a prompt queued behind one), a
+ *   JSON-RPC error with the failure's message otherwise; the turn's usage is in `_meta["agent-rx"]`;
+ * - `session/cancel` is an `abort`;
+ * - the session's messages are `session/update`s: text and thought chunks, `tool_call` (with the
+ *   raw input) and `tool_call_update` (content replaced, then `completed` or `failed`), warnings and
+ *   retries as notices;
+ * - `_agent-rx/steer` and `_agent-rx/follow-up` (`{ sessionId, text }`) steer or queue;
+ * - when the connection closes (the editor quit), every session is unsubscribed: the stop sequence
+ *   leaves no agent process behind.
+ */
+export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOptions = {}): AcpServer {
+  const sessions = new Map<string, BridgedSession>();
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const app = acp
+    .agent({ name: options.name ?? 'agent-rx' })
+    .onRequest(acp.methods.agent.initialize, () => ({
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: {
+        loadSession: false,
+        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        _meta: { 'agent-rx': { steer: ACP_STEER_METHOD, followUp: ACP_FOLLOW_UP_METHOD } },
+      },
+      agentInfo: { name: options.name ?? 'agent-rx', title: options.title ?? 'agent-rx', version: VERSION },
+      authMethods: [],
+    }))
+    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
+      const session = new BridgedSession(createSession({ cwd: params.cwd, mcpServers: params.mcpServers }), client);
+      const sessionId = await session.started;
+      sessions.set(sessionId, session);
+      void session.ended.then(() => sessions.delete(sessionId));
+      return { sessionId };
+    })
+    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => sessionOf(sessions, params.sessionId).prompt(params.prompt, signal))
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      sessions.get(params.sessionId)?.abort();
+    })
+    .onRequest(ACP_STEER_METHOD, InputParams, ({ params }) => sessionOf(sessions, params.sessionId).send('steer', params.text))
+    .onRequest(ACP_FOLLOW_UP_METHOD, InputParams, ({ params }) => sessionOf(sessions, params.sessionId).send('follow-up', params.text));
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>));
+  const closed = connection.closed.then(
+    () => undefined,
+    () => undefined,
+  );
+  return {
+    closed: closed.then(() => {
+      // The editor is gone: every session's stop sequence runs (unsubscribing starts it).
+      for (const session of sessions.values()) session.stop();
+      sessions.clear();
+    }),
+    close: () => {
+      connection.close();
+    },
+  };
+}
+
+function sessionOf(sessions: ReadonlyMap<string, BridgedSession>, sessionId: string): BridgedSession {
+  const session = sessions.get(sessionId);
+  if (session === undefined) throw acp.RequestError.sessionNotFound(sessionId);
+  return session;
+}
+
+interface PendingPrompt {
+  resolve(response: acp.PromptResponse): void;
+  reject(error: unknown): void;
+}
+
+/** One ACP session: an agent-rx session, its prompts waiting for their turns, and its updates in order. */
+class BridgedSession {
+  readonly started: Promise<string>;
+  readonly ended: Promise<void>;
+  readonly #commands = new Subject<SessionCommand>();
+  readonly #subscription: Subscription;
+  readonly #client: acp.AgentContext;
+  /** Prompts waiting for their turn's end, by command id. */
+  readonly #prompts = new Map<string, PendingPrompt>();
+  /** The command whose turn runs. */
+  #running: string | undefined;
+  /** Notifications are sent one after the other, and a prompt is answered after its turn's. */
+  #sends: Promise<void> = Promise.resolve();
+  #sessionId: string | undefined;
+  #nextId = 0;
+  /** Answers to `send`, by command id, while the command is being handled. */
+  readonly #answers = new Map<string, unknown>();
+  #resolveStarted!: (sessionId: string) => void;
+  #rejectStarted!: (error: unknown) => void;
+  #resolveEnded!: () => void;
+
+  constructor(session: OperatorFunction<SessionCommand, SessionMessage>, client: acp.AgentContext) {
+    this.#client = client;
+    this.started = new Promise((resolve, reject) => {
+      this.#resolveStarted = resolve;
+      this.#rejectStarted = reject;
+    });
+    this.ended = new Promise((resolve) => {
+      this.#resolveEnded = resolve;
+    });
+    this.#subscription = this.#commands.pipe(session).subscribe({
+      next: (message) => {
+        this.#onMessage(message);
+      },
+      error: (error: unknown) => {
+        this.#end(error);
+      },
+      complete: () => {
+        this.#end(new acp.RequestError(-32603, 'the session ended'));
+      },
+    });
+  }
+
+  prompt(blocks: readonly acp.ContentBlock[], signal: AbortSignal): Promise<acp.PromptResponse> {
+    const text = promptText(blocks);
+    if (text.trim() === '') throw acp.RequestError.invalidParams(undefined, 'the prompt has no text');
+    const id = this.#id();
+    const answer = new Promise<acp.PromptResponse>((resolve, reject) => {
+      this.#prompts.set(id, { resolve, reject });
+    });
+    signal.addEventListener('abort', () => {
+      if (this.#running === id) this.abort();
+    });
+    this.#commands.next({ type: 'prompt', text, id });
+    return answer;
+  }
+
+  abort(): void {
+    this.#commands.next({ type: 'abort' });
+  }
+
+  /** A steer or a follow-up: what agent-rx did with it (`accepted` with `as` and `turn`, or `dropped` and why). */
+  send(kind: 'steer' | 'follow-up', text: string): unknown {
+    const id = this.#id();
+    this.#answers.set(id, undefined);
+    this.#commands.next({ type: kind, text, id });
+    const answer = this.#answers.get(id);
+    this.#answers.delete(id);
+    return answer ?? { dropped: { reason: 'session-ended', message: 'the session has ended' } };
+  }
+
+  stop(): void {
+    this.#subscription.unsubscribe();
+    this.#end(new acp.RequestError(-32603, 'the connection closed'));
+  }
+
+  #id(): string {
+    this.#nextId += 1;
+    return `acp-${String(this.#nextId)}`;
+  }
+
+  #onMessage(message: SessionMessage): void {
+    switch (message.type) {
+      case 'session.started':
+      case 'session.resumed':
+        this.#sessionId = message.sessionId;
+        this.#resolveStarted(message.sessionId);
+        return;
+      case 'input.accepted':
+        if (message.commandId !== undefined && this.#answers.has(message.commandId)) this.#answers.set(message.commandId, { accepted: { as: message.as, turn: message.turn } });
+        return;
+      case 'input.dropped': {
+        const id = message.commandId;
+        if (id === undefined) return;
+        if (this.#answers.has(id)) this.#answers.set(id, { dropped: { reason: message.reason, message: message.message } });
+        // A queued prompt that will not run answers as cancelled (after an abort) or as an error.
+        if (message.reason === 'aborted') this.#answer(id, { stopReason: 'cancelled' });
+        else this.#fail(id, new acp.RequestError(-32603, message.message, { reason: message.reason }));
+        return;
+      }
+      case 'turn.started':
+        this.#running = message.commandId;
+        return;
+      case 'turn.completed': {
+        const id = this.#running;
+        this.#running = undefined;
+        if (id !== undefined) this.#answer(id, { stopReason: acpStopReason(message.stopReason), ...usageMeta(message.usage) });
+        return;
+      }
+      case 'turn.failed': {
+        const id = this.#running;
+        this.#running = undefined;
+        if (id === undefined) return;
+        if (message.reason === 'aborted') this.#answer(id, { stopReason: 'cancelled' });
+        else this.#fail(id, turnError(message));
+        return;
+      }
+      case 'terminal.completed':
+      case 'terminal.failed':
+        if (this.#sessionId === undefined) {
+          this.#rejectStarted(new acp.RequestError(-32603, message.type === 'terminal.failed' ? message.message : 'the agent ended before its session began'));
+        }
+        return;
+      default: {
+        const update = sessionUpdate(message);
+        if (update !== null) this.#notify(update);
+      }
+    }
+  }
+
+  #notify(update: acp.SessionUpdate): void {
+    const sessionId = this.#sessionId;
+    if (sessionId === undefined) return;
+    this.#sends = this.#sends.then(() => this.#client.notify(acp.methods.client.session.update, { sessionId, update })).catch(() => undefined);
+  }
+
+  /** Answers a prompt once every update sent before its end is out. */
+  #answer(id: string, response: acp.PromptResponse): void {
+    const pending = this.#prompts.get(id);
+    if (pending === undefined) return;
+    this.#prompts.delete(id);
+    void this.#sends.then(() => {
+      pending.resolve(response);
+    });
+  }
+
+  #fail(id: string, error: unknown): void {
+    const pending = this.#prompts.get(id);
+    if (pending === undefined) return;
+    this.#prompts.delete(id);
+    void this.#sends.then(() => {
+      pending.reject(error);
+    });
+  }
+
+  #end(error: unknown): void {
+    this.#rejectStarted(error);
+    for (const id of [...this.#prompts.keys()]) this.#fail(id, error);
+    this.#resolveEnded();
+  }
+}
+
+/** A prompt's text: its text blocks, the text of embedded resources, and resource links by their URI. */
+function promptText(blocks: readonly acp.ContentBlock[]): string {
+  return blocks
+    .map((block) => {
+      switch (block.type) {
+        case 'text':
+          return block.text;
+        case 'resource_link':
+          return block.uri;
+        case 'resource':
+          return 'text' in block.resource ? block.resource.text : '';
+        default:
+          return '';
+      }
+    })
+    .filter((text) => text !== '')
+    .join('\n\n');
+}
+
+function acpStopReason(stopReason: StopReason): acp.StopReason {
+  switch (stopReason) {
+    case 'max_tokens':
+      return 'max_tokens';
+    case 'refusal':
+      return 'refusal';
+    case 'aborted':
+      return 'cancelled';
+    default:
+      return 'end_turn';
+  }
+}
+
+function usageMeta(usage: Usage | undefined): { _meta?: Record<string, unknown> } {
+  return usage === undefined ? {} : { _meta: { 'agent-rx': { usage } } };
+}
+
+function turnError(turn: TurnFailed): acp.RequestError {
+  return new acp.RequestError(-32603, turn.message, {
+    reason: turn.reason,
+    ...(turn.agentError === undefined ? {} : { agentError: turn.agentError }),
+    ...(turn.httpStatus === undefined ? {} : { httpStatus: turn.httpStatus }),
+  });
+}
+
+const text = (value: string): acp.ContentBlock => ({ type: 'text', text: value });
+
+/** A content message of the session as an ACP update, or null for what ACP has no place for. */
+function sessionUpdate(message: SessionMessage): acp.SessionUpdate | null {
+  switch (message.type) {
+    case 'assistant':
+      return { sessionUpdate: 'agent_message_chunk', content: text(message.text) };
+    case 'assistant.thought':
+      return { sessionUpdate: 'agent_thought_chunk', content: text(message.text) };
+    case 'assistant.withdrawn':
+      // ACP cannot take text back: the client is told what was withdrawn.
+      return { sessionUpdate: 'notice', severity: 'warning', title: 'The agent revised its answer', description: `withdrawn: ${message.text}` };
+    case 'tool.call':
+      return { sessionUpdate: 'tool_call', toolCallId: message.toolCallId, title: toolTitle(message.name, message.input), kind: toolKind(message.name), status: 'in_progress', rawInput: message.input };
+    case 'tool.update':
+      return { sessionUpdate: 'tool_call_update', toolCallId: message.toolCallId, content: [{ type: 'content', content: text(message.output) }] };
+    case 'tool.completed':
+    case 'tool.failed':
+      return {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: message.toolCallId,
+        status: message.type === 'tool.completed' ? 'completed' : 'failed',
+        content: [{ type: 'content', content: text(message.output) }],
+        rawOutput: message.output,
+      };
+    case 'agent.warning':
+      return { sessionUpdate: 'notice', severity: 'warning', title: message.message };
+    case 'agent.retry':
+      return { sessionUpdate: 'notice', severity: 'info', title: `The agent is retrying: ${message.reason}` };
+    default:
+      return null;
+  }
+}
+
+/** A tool's title: its name, with the command or the path it works on. */
+function toolTitle(name: string, input: unknown): string {
+  const record = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  for (const key of ['command', 'cmd', 'file_path', 'path', 'pattern', 'url', 'query', 'title']) {
+    const value = record[key];
+    if (typeof value === 'string' && value !== '') return `${name}: ${value.length > 120 ? `${value.slice(0, 119)}…` : value}`;
+  }
+  return name;
+}
+
+/** ACP's kind of a tool, by the names the agents give theirs. */
+function toolKind(name: string): acp.ToolKind {
+  const lower = name.toLowerCase();
+  if (['bash', 'command_execution', 'execute', 'run_shell_command', 'shell'].includes(lower)) return 'execute';
+  if (['read', 'read_file', 'notebookread'].includes(lower)) return 'read';
+  if (['edit', 'write', 'multiedit', 'file_change', 'write_file', 'replace', 'notebookedit'].includes(lower)) return 'edit';
+  if (['grep', 'glob', 'search', 'find', 'ls', 'search_file_content'].includes(lower)) return 'search';
+  if (['webfetch', 'web_fetch', 'fetch', 'websearch', 'web_search', 'google_web_search'].includes(lower)) return 'fetch';
+  return 'other';
+}
