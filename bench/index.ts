@@ -274,6 +274,16 @@ try {
         ]),
       ),
     );
+    const bridged = sessions.find((row) => row.acpCancel !== undefined);
+    if (bridged?.acpCancel !== undefined && bridged.acpRatio !== undefined) {
+      report.push(
+        ...table(
+          `The ACP bridge (\`agent-rx acp --agent pi\`, dist/), driven by the ACP SDK client: session/cancel during sleep 30 → the prompt's answer (cancelled), against the abort without the bridge`,
+          ['agent', 'cancel through the bridge ms', 'abort without it ms', 'bridge / without'],
+          [[bridged.agent, spread(bridged.acpCancel, 1), spread(bridged.abortTool, 1), x(bridged.acpRatio)]],
+        ),
+      );
+    }
   }
   const targets = targetRows();
   if (targets.length > 0) {

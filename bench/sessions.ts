@@ -2,9 +2,11 @@ import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import {
   claudeCodeSession,
   codexSession,
+  geminiSession,
   piSession,
   runClaudeCode,
   runCodex,
+  runGemini,
   runPi,
   type CliMessage,
   type SessionCommand,
@@ -13,13 +15,15 @@ import {
 } from '../lib/index.js';
 import { claudeExecutable, createClaudeEnv } from '../spec/conformance/claude-env.js';
 import { createCodexEnv } from '../spec/conformance/codex-env.js';
+import { createGeminiEnv, geminiCommand } from '../spec/conformance/gemini-env.js';
 import { scenarioMarker, startFakeModelServer } from '../spec/conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER } from '../spec/conformance/pi-env.js';
 import { createProcessTag, type ProcessTag } from '../spec/helpers/tagged-processes.js';
+import { AcpBridge } from '../spec/conformance/acp-bridge.js';
 import { benchFile, check, isAlive, ratios, summarize, type Summary } from './util.js';
 
 /**
- * Sessions against the real pi, Claude Code and Codex CLIs and the fake model server on
+ * Sessions against the real pi, Claude Code, Codex and Gemini CLIs and the fake model server on
  * 127.0.0.1. For each agent, `repetitions` times in one session: abort mid-stream (the command →
  * `turn.failed`) and the next prompt's first text; abort during `sleep 30` (the command →
  * `turn.failed`, the sleep checked gone then). The baseline in the same run is what a caller
@@ -32,6 +36,7 @@ export interface SessionRow {
   readonly abortStream: Summary;
   /** Abort during `sleep 30` → turn.failed, ms. */
   readonly abortTool: Summary;
+  readonly abortToolSamples: readonly number[];
   /** `sleep` processes alive at turn.failed, over the repetitions. */
   readonly toolSurvivors: number;
   /** After an abort: the next prompt → its first text in the same process, ms. */
@@ -42,6 +47,10 @@ export interface SessionRow {
   readonly newRun: Summary;
   /** (abort + next first text) / (stop + new run's first text), per repetition. */
   readonly ratio: Summary;
+  /** Through `agent-rx acp` (pi only): session/cancel during `sleep 30` → the prompt's answer, ms. */
+  readonly acpCancel?: Summary;
+  /** That, over the abort during `sleep 30` without the bridge, per repetition. */
+  readonly acpRatio?: Summary;
 }
 
 interface Agent {
@@ -97,6 +106,9 @@ export async function sessionLatencies(repetitions: number): Promise<SessionRow[
   const piOptions = (tag: ProcessTag) => ({ executable: benchFile('../node_modules/.bin/pi'), provider: OPENAI_PROVIDER, model: 'recall', session: 'none' as const, cwd: pi.cwd, env: { ...pi.env, ...tag.env } });
   const claudeOptions = (tag: ProcessTag) => ({ executable: claudeExe.command, executableArgs: claudeExe.args, model: 'recall', allowedTools: ['Bash'], cwd: claude.cwd, env: { ...claude.env, ...tag.env } });
   const codexOptions = (tag: ProcessTag) => ({ cwd: codex.cwd, env: { ...codex.env, ...tag.env }, extraArgs: ['-c', codex.baseUrlOverride('recall')] });
+  const gemini = createGeminiEnv({ baseUrl: server.baseUrl, scenario: 'recall', maxAttempts: 1 });
+  const geminiExe = geminiCommand();
+  const geminiOptions = (tag: ProcessTag) => ({ executable: geminiExe.command, executableArgs: geminiExe.args, approvalMode: 'yolo' as const, cwd: gemini.cwd, env: { ...gemini.env, ...tag.env } });
   const agents: Agent[] = [
     {
       name: 'pi',
@@ -116,10 +128,19 @@ export async function sessionLatencies(repetitions: number): Promise<SessionRow[
       run: (prompt, tag, onStopped) => runCodex({ ...codexOptions(tag), prompt, transport: 'app-server', onStopped }),
       cleanup: () => codex.cleanup(),
     },
+    {
+      name: 'Gemini CLI (ACP)',
+      session: (tag) => geminiSession(geminiOptions(tag)),
+      run: (prompt, tag, onStopped) => runGemini({ ...geminiOptions(tag), prompt, onStopped }),
+      cleanup: () => gemini.cleanup(),
+    },
   ];
   const rows: SessionRow[] = [];
   try {
     for (const agent of agents) rows.push(await measure(agent, repetitions));
+    const bridged = await acpCancels(['--agent', 'pi', '--executable', benchFile('../node_modules/.bin/pi'), '--provider', OPENAI_PROVIDER, '--model', 'recall'], pi.env, pi.cwd, repetitions);
+    const direct = rows[0];
+    if (direct !== undefined) rows[0] = { ...direct, acpCancel: summarize(bridged), acpRatio: ratios(bridged, direct.abortToolSamples) };
   } finally {
     await server.close();
     for (const agent of agents) await agent.cleanup();
@@ -201,10 +222,36 @@ async function measure(agent: Agent, repetitions: number): Promise<SessionRow> {
     agent: agent.name,
     abortStream: summarize(abortStream),
     abortTool: summarize(abortTool),
+    abortToolSamples: abortTool,
     toolSurvivors,
     nextAnswer: summarize(nextAnswer),
     stopRun: summarize(stopRun),
     newRun: summarize(newRun),
     ratio: ratios(sessionWay, runWay),
   };
+}
+
+/** `repetitions` cancels during `sleep 30` through `agent-rx acp` as shipped (dist/), in one ACP session: session/cancel → the answer. */
+async function acpCancels(args: readonly string[], env: Readonly<Record<string, string | undefined>>, cwd: string, repetitions: number): Promise<number[]> {
+  const tag = createProcessTag('AGENT_RX_BENCH_ACP');
+  const bridge = new AcpBridge(args, { ...env, ...tag.env }, [benchFile('../dist/cli/main.js')]);
+  const samples: number[] = [];
+  try {
+    const sessionId = await bridge.open(cwd);
+    for (let i = 0; i < repetitions; i += 1) {
+      const answer = bridge.prompt(sessionId, `${scenarioMarker('sleep_tool')}sleep ${String(i)}`);
+      await tag.waitFor('sleep');
+      const sent = performance.now();
+      await bridge.agent.notify('session/cancel', { sessionId });
+      const { stopReason } = await answer;
+      samples.push(performance.now() - sent);
+      check(stopReason === 'cancelled', `the bridge answered ${stopReason}, not cancelled`);
+    }
+  } finally {
+    bridge.disconnect();
+    await bridge.exited;
+  }
+  const left = await tag.waitUntilNone(10_000);
+  check(left.length === 0, `processes left after the bridge: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
+  return samples;
 }

@@ -24,8 +24,9 @@ export class AcpBridge {
   readonly exited: Promise<number | null>;
   readonly #stderr: string[] = [];
 
-  constructor(args: readonly string[], env: Readonly<Record<string, string | undefined>>) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', `${ROOT}lib/cli/main.ts`, 'acp', ...args], {
+  /** `entry`: how Node starts the command line (default: its sources, through tsx). */
+  constructor(args: readonly string[], env: Readonly<Record<string, string | undefined>>, entry: readonly string[] = ['--import', 'tsx', `${ROOT}lib/cli/main.ts`]) {
+    this.child = spawn(process.execPath, [...entry, 'acp', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
