@@ -7,6 +7,7 @@ import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
 import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
 import { onStopSignals } from './stop-signals.js';
+import { answeredUsage } from './usage.js';
 
 export const ACP_USAGE = `usage: agent-rx acp --agent <${AGENT_NAMES.join('|')}> [options]
 
@@ -66,15 +67,7 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
 /** Parses `acp`'s arguments and serves; sets `process.exitCode` (2 on a usage error). */
 export function acp(argv: readonly string[]): void {
   const request = parseAcpArgs(argv);
-  if (request.kind === 'help') {
-    process.stdout.write(ACP_USAGE);
-    return;
-  }
-  if (request.kind === 'usage-error') {
-    process.stderr.write(`agent-rx acp: ${request.message}\n\n${ACP_USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  if (answeredUsage('acp', ACP_USAGE, request)) return;
   const server = serveAcp(request.session, { name: `agent-rx-${request.agent}`, title: `${AGENTS[request.agent].displayName} (agent-rx)` });
   // The editor closed the connection: every session's stop sequence, then exit.
   void server.closed.then(async () => {

@@ -8,6 +8,7 @@ import { CHAT_USAGE, parseChatArgs, type ChatRequest } from './chat-command.js';
 import { acceptedNote, addTokens, ChatScreen, droppedNote, sessionEnd, statusLine, turnFailedLine, type TokenCount } from './chat-render.js';
 import { createRenderer, type Renderer } from './render.js';
 import { onStopSignals } from './stop-signals.js';
+import { answeredUsage } from './usage.js';
 
 /** A second Ctrl-C this soon after the one that asked for an abort ends the session. */
 const DOUBLE_CTRL_C_MS = 1500;
@@ -17,15 +18,7 @@ const IDLE_PROMPT = '› ';
 /** Parses `chat`'s arguments and runs the chat; sets `process.exitCode` (2 on a usage error). */
 export function chat(argv: readonly string[]): void {
   const request = parseChatArgs(argv);
-  if (request.kind === 'help') {
-    process.stdout.write(CHAT_USAGE);
-    return;
-  }
-  if (request.kind === 'usage-error') {
-    process.stderr.write(`agent-rx chat: ${request.message}\n\n${CHAT_USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  if (answeredUsage('chat', CHAT_USAGE, request)) return;
   runChat(request);
 }
 

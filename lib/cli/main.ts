@@ -11,6 +11,7 @@ import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
 import { Spinner } from './spinner.js';
 import { onStopSignals } from './stop-signals.js';
+import { answeredUsage } from './usage.js';
 
 const USAGE = `usage: agent-rx <command>
 
@@ -41,15 +42,7 @@ if (command === '--version' || command === '-v') {
 
 function run(argv: readonly string[]): void {
   const request = parseRunArgs(argv);
-  if (request.kind === 'help') {
-    process.stdout.write(RUN_USAGE);
-    return;
-  }
-  if (request.kind === 'usage-error') {
-    process.stderr.write(`agent-rx run: ${request.message}\n\n${RUN_USAGE}`);
-    process.exitCode = 2;
-    return;
-  }
+  if (answeredUsage('run', RUN_USAGE, request)) return;
   const out = (text: string): void => {
     if (text !== '') process.stdout.write(text);
   };
