@@ -1,0 +1,33 @@
+import { describe, expect, it } from '@jest/globals';
+import { ACP_USAGE, parseAcpArgs } from '../../lib/cli/acp-command.js';
+
+// `agent-rx acp`'s arguments; the command itself is driven over stdio in spec/conformance/acp-bridge.spec.ts.
+
+describe('agent-rx acp: arguments', () => {
+  it('serves pi by default, and any agent of the table by --agent, with its options', () => {
+    expect(parseAcpArgs([])).toMatchObject({ kind: 'acp', agent: 'pi', options: {} });
+    expect(parseAcpArgs(['--agent', 'claude', '--allowed-tools', 'Bash,Read', '--grace', '500ms'])).toMatchObject({
+      kind: 'acp',
+      agent: 'claude',
+      options: { allowedTools: ['Bash', 'Read'], gracePeriodMs: 500 },
+    });
+    expect(parseAcpArgs(['--agent', 'gemini', '--approval-mode', 'yolo'])).toMatchObject({ kind: 'acp', agent: 'gemini', options: { approvalMode: 'yolo' } });
+  });
+
+  it.each<[string, readonly string[], string]>([
+    ['an unknown agent', ['--agent', 'gpt'], '--agent must be one of pi, claude, codex, gemini; got gpt'],
+    ['a flag of another agent', ['--agent', 'pi', '--allowed-tools', 'Bash'], '--allowed-tools is not an option of pi'],
+    ['a bad duration', ['--grace', '-5'], "--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'"],
+    ['an invalid option of the agent', ['--agent', 'gemini', '--approval-mode', 'reckless'], 'approvalMode must be one of'],
+    ['a positional argument', ['hello'], 'Unexpected argument'],
+  ])('reports %s as a usage error', (_name, argv, message) => {
+    const request = parseAcpArgs(argv);
+    expect(request.kind).toBe('usage-error');
+    expect(request.kind === 'usage-error' ? request.message : '').toContain(message);
+  });
+
+  it('answers --help with the usage, which names the extension methods', () => {
+    expect(parseAcpArgs(['--help'])).toEqual({ kind: 'help' });
+    expect(ACP_USAGE).toContain('_agent-rx/steer and _agent-rx/follow-up');
+  });
+});
