@@ -132,6 +132,12 @@ export const FailureReasonSchema = z.enum([
   'stopped',
   /** A time limit of the run (`timeoutMs` or `idleTimeoutMs`) ran out; the stop sequence ran first. */
   'timeout',
+  /**
+   * A fleet run (`agent-rx/fleet`) did not end by itself nor at the caller's request: its worker
+   * was killed, frozen, cut off or shut down, or Redis could not be reached for `lostAfterMs`. The
+   * agent may have done part of its work.
+   */
+  'lost',
 ]);
 export type FailureReason = z.infer<typeof FailureReasonSchema>;
 

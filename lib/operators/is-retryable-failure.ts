@@ -60,8 +60,9 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
  * The default classifier of `retryAgentRun`: whether a `terminal.failed` is worth another attempt.
  *
  * Retryable: rate limits (429), upstream errors (5xx, `overloaded`), request timeouts and
- * conflicts (408, 409), connection, network and timeout errors, and a process killed by a signal
- * the library did not send (the library emits nothing after it stops a run itself).
+ * conflicts (408, 409), connection, network and timeout errors, a process killed by a signal
+ * the library did not send (the library emits nothing after it stops a run itself), and a fleet
+ * run `lost` with its worker or the queue.
  *
  * An idle timeout (`idleTimeoutMs`: the agent printed nothing for that long, a stalled model or
  * stream) is retryable, and so is a session's agent that did not end its turn after an abort
@@ -89,6 +90,9 @@ export function isRetryableFailure(failure: TerminalFailed): boolean {
     case 'missing-terminal':
     case 'stopped':
       return false;
+    case 'lost':
+      // The worker or the queue failed, not the request: like a process killed by a signal.
+      return true;
     case 'timeout':
       // A stalled stream or a hung agent is a failure of the moment; a run that outgrew its budget would again.
       return failure.timeout?.limit === 'idle' || failure.timeout?.limit === 'abort';

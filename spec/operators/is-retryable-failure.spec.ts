@@ -92,6 +92,11 @@ describe('isRetryableFailure', () => {
     expect(isRetryableFailure(failure({ reason: 'stopped', exitCode: 143, agentError: '429 rate limit exceeded', message: 'Connection error.' }))).toBe(false);
   });
 
+  it('retries a fleet run lost with its worker or Redis, whatever its text', () => {
+    expect(isRetryableFailure(failure({ reason: 'lost', exitCode: null, message: 'the worker w1 stopped beating (killed, frozen or cut off)' }))).toBe(true);
+    expect(isRetryableFailure(failure({ reason: 'lost', exitCode: null, message: 'Redis could not be reached for 10000 ms (lostAfterMs)', agentError: '401 Unauthorized' }))).toBe(true);
+  });
+
   it('retries an idle timeout (a stalled model or stream) and an ignored abort (a hung agent), not a run timeout or an agent slow to exit', () => {
     const timedOut = (limit: 'run' | 'idle' | 'abort' | 'end', ms: number): TerminalFailed =>
       failure({ reason: 'timeout', exitCode: null, signal: 'SIGTERM', message: 'pi was stopped', timeout: { limit, ms } });

@@ -1,0 +1,30 @@
+// agent-rx/fleet: runs dispatched to a fleet of worker machines through BullMQ on Redis, and
+// streamed back as the same Observable. Needs the optional peers `bullmq` and `ioredis`; nothing
+// of it is loaded by `agent-rx` itself.
+
+// Caller side
+export { createRunDispatcher, fleetFailure, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+
+// Worker side
+export { serveRuns, WORKER_ENV, type RunServer, type ServeRunsOptions, type StopWhy, type WorkerAgents, type WorkerRunEvent } from './fleet/worker.js';
+
+// Where a worker's runs may work
+export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
+
+// A run as data
+export {
+  RunSpecSchema,
+  PiRunSpecSchema,
+  ClaudeRunSpecSchema,
+  CodexRunSpecSchema,
+  GeminiRunSpecSchema,
+  checkRunSpec,
+  type RunSpec,
+  type PiRunSpec,
+  type ClaudeRunSpec,
+  type CodexRunSpec,
+  type GeminiRunSpec,
+} from './fleet/run-spec.js';
+
+// Where Redis is, and the keys of a run
+export { redisOptions, runKeys, type FleetConnection, type FleetOptions, type RunKeys } from './fleet/redis.js';
