@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// The `agent-rx` command: `agent-rx run [options] <prompt>` (see RUN_USAGE) and `agent-rx chat
-// [options]` (see CHAT_USAGE).
+// The `agent-rx` command: `agent-rx run [options] <prompt>` (see RUN_USAGE), `agent-rx chat
+// [options]` (see CHAT_USAGE), `agent-rx acp` (ACP_USAGE) and `agent-rx worker` (WORKER_USAGE).
 import { createRequire } from 'node:module';
 import { isTerminal, type CliMessage, type TerminalMessage } from '../messages.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream } from './ansi.js';
 import { acp } from './acp-command.js';
+import { worker } from './worker-command.js';
 import { chat } from './chat.js';
 import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
@@ -19,6 +20,8 @@ commands:
   run [options] <prompt>   run a coding agent (pi, Claude Code, Codex or Gemini CLI) and show what it does
   chat [options]           an interactive session on an agent: many turns, steering, aborts
   acp --agent <name>       serve an agent to an editor over the Agent Client Protocol (stdio)
+  worker --redis <url>     run agents for the fleet on this machine (runs dispatched with run --fleet
+                           or agent-rx/fleet)
   --version                the version
   --help                   this text; \`agent-rx <command> --help\` for a command's options
 `;
@@ -35,6 +38,8 @@ if (command === '--version' || command === '-v') {
   chat(rest);
 } else if (command === 'acp') {
   acp(rest);
+} else if (command === 'worker') {
+  worker(rest);
 } else {
   process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
   process.exitCode = 2;
@@ -93,6 +98,8 @@ function run(argv: readonly string[]): void {
     if (request.json) process.stderr.write(`agent-rx: ${signal}, stopping the agent (a second signal ends at once)\n`);
     else out(renderer.interrupted(elapsed(), signal));
     await stopAllRuns();
+    // A fleet run: cancelled on its worker, and ended in-band like a local one.
+    await request.stop?.();
     subscription.unsubscribe();
   });
 }

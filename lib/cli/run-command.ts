@@ -6,7 +6,9 @@ import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/tabl
 import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
+import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
 import { parseDuration } from './duration.js';
+import { fleetRun } from './fleet-run.js';
 import { replayFile } from './replay.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
@@ -38,6 +40,8 @@ options:
   --json                  one message per line (NDJSON), for jq and logs
   --replay <file>         replay a recorded stdout file of the agent through the same pipeline
                           (offline; no agent runs; the prompt is optional)
+  --fleet <redis-url>     dispatch the run to the fleet's workers (agent-rx worker) instead of
+                          running it here; the agent's executable and settings are the worker's
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -56,6 +60,10 @@ export type RunRequest =
       /** The time options given to the run (only those on the command line). */
       readonly limits: RunLimits;
       readonly source: () => Observable<CliMessage>;
+      /** The Redis URL of a fleet run. */
+      readonly fleet?: string;
+      /** On a signal, besides `stopAllRuns()`: ends a fleet run in-band (cancelled, `stopped`). */
+      readonly stop?: () => Promise<void>;
     }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
@@ -103,6 +111,7 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
         timeout: { type: 'string' },
         json: { type: 'boolean', default: false },
         replay: { type: 'string' },
+        fleet: { type: 'string' },
       },
     });
   } catch (error) {
@@ -132,6 +141,24 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   const session = values.session;
   const resuming = session !== undefined && session !== 'new' && session !== 'none';
   let source: () => Observable<CliMessage>;
+  let stop: (() => Promise<void>) | undefined;
+  const fleet = values.fleet;
+  if (fleet !== undefined) {
+    // What runs the agent is the worker's: flags that would choose it here are refused.
+    for (const flag of ['executable', 'grace', 'replay'] as const) {
+      if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
+    }
+    let spec: RunSpec;
+    try {
+      spec = checkRunSpec({ agent, options: fleetOptions(agent, values, prompt, limits) });
+    } catch (error) {
+      return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    }
+    const run = fleetRun(fleet, spec, reportOnce);
+    source = run.source;
+    stop = run.stop;
+    return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };
+  }
   if (replay !== undefined) {
     const toMessages = AGENTS[agent].output({ resuming });
     source = () => replayFile(replay).pipe(toMessages);
@@ -174,6 +201,54 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
   return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source };
+}
+
+/** A fleet run's options (the spec's): what the caller may choose, from the same flags as a local run. */
+function fleetOptions(
+  agent: AgentName,
+  values: { readonly [key: string]: string | boolean | undefined },
+  prompt: string,
+  limits: RunLimits,
+): Record<string, unknown> {
+  const text = (key: string): string | undefined => (typeof values[key] === 'string' ? values[key] : undefined);
+  const session = text('session');
+  const { gracePeriodMs: _grace, ...times } = limits;
+  const common = {
+    prompt,
+    ...(text('model') === undefined ? {} : { model: text('model') }),
+    ...(text('cwd') === undefined ? {} : { cwd: text('cwd') }),
+    ...times,
+    ...(values['no-agent-retry'] === true ? { agentRetry: false } : {}),
+  };
+  switch (agent) {
+    case 'pi':
+      return { ...common, ...(text('provider') === undefined ? {} : { provider: text('provider') }), ...(text('thinking') === undefined ? {} : { thinking: text('thinking') }), ...(session === undefined ? {} : { session: piSession(session) }) };
+    case 'codex':
+      return {
+        ...common,
+        ...(text('provider') === undefined ? {} : { provider: text('provider') }),
+        ...(text('sandbox') === undefined ? {} : { sandbox: text('sandbox') }),
+        ...(session === undefined || session === 'new' ? {} : { session: session === 'last' ? 'last' : { resume: session } }),
+      };
+    case 'gemini':
+      return {
+        ...common,
+        ...(text('approval-mode') === undefined ? {} : { approvalMode: text('approval-mode') }),
+        ...(session === undefined || session === 'new' ? {} : { session: session === 'latest' ? 'latest' : { resume: session } }),
+      };
+    case 'claude': {
+      const tools = text('allowed-tools')?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
+      return { ...common, ...(tools === undefined ? {} : { allowedTools: tools }), ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? 'continue' : { resume: session } }) };
+    }
+  }
+}
+
+/** Redis trouble of a fleet run, on stderr: each message once (the run itself ends in-band). */
+const reported = new Set<string>();
+function reportOnce(error: Error): void {
+  if (reported.has(error.message)) return;
+  reported.add(error.message);
+  process.stderr.write(`agent-rx run: ${error.message}\n`);
 }
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options in ms, or what is wrong with one. */
@@ -226,5 +301,6 @@ function piSession(value: string): PiSession {
 
 /** What the first line says runs: `pi (anthropic/claude)` or `replay of run.jsonl (pi)`. */
 export function describeRun(request: Extract<RunRequest, { kind: 'run' }>): string {
+  if (request.fleet !== undefined) return `${request.agent} on the fleet`;
   return request.replay === undefined ? request.agent : `replay of ${basename(request.replay)} (${request.agent})`;
 }

@@ -1,0 +1,49 @@
+// `agent-rx run --fleet <url>`: the run dispatched to the fleet's workers instead of spawned here.
+// agent-rx/fleet (bullmq, ioredis) is loaded only then.
+import { Observable, type Subscription } from 'rxjs';
+import type { RunDispatcher } from '../fleet.js';
+import type { RunSpec } from '../fleet/run-spec.js';
+import type { CliMessage } from '../messages.js';
+
+/** A fleet run for the command line: its source, and `stop` (a signal: cancel it, and end it in-band with `stopped`). */
+export interface FleetRun {
+  readonly source: () => Observable<CliMessage>;
+  readonly stop: () => Promise<void>;
+}
+
+export function fleetRun(connection: string, spec: RunSpec, onError: (error: Error) => void): FleetRun {
+  let dispatcher: RunDispatcher | null = null;
+  const source = (): Observable<CliMessage> =>
+    new Observable<CliMessage>((subscriber) => {
+      let inner: Subscription | null = null;
+      let closed = false;
+      import('../fleet.js').then(
+        ({ createRunDispatcher }) => {
+          if (closed) return;
+          dispatcher = createRunDispatcher({ connection, onError });
+          inner = dispatcher.run(spec).subscribe(subscriber);
+        },
+        (error: unknown) => {
+          subscriber.next({
+            type: 'terminal.failed',
+            reason: 'setup',
+            message: `--fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`,
+            exitCode: null,
+            signal: null,
+            stderr: '',
+            stderrTruncatedBytes: 0,
+            invalidOutputLines: [],
+            invalidOutputLinesOmitted: 0,
+          });
+          subscriber.complete();
+        },
+      );
+      return () => {
+        closed = true;
+        inner?.unsubscribe();
+        // Waits for the cancel of an unfinished run to reach Redis, then lets the process exit.
+        void dispatcher?.close();
+      };
+    });
+  return { source, stop: async () => dispatcher?.close() };
+}

@@ -1,0 +1,107 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { parseRunArgs } from '../../lib/cli/run-command.js';
+import { exitCodeFor } from '../../lib/cli/stop-signals.js';
+import { CliMessageSchema, type CliMessage } from '../../lib/index.js';
+import { isAlive } from '../helpers/processes.js';
+import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { FLEET_AGENT, fleetWorld, gone } from '../fleet/fleet-world.js';
+
+const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const world = fleetWorld();
+const pace = { PI_REPLAY_SPEED: '0.2', NO_COLOR: '' };
+
+function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...pace } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+    });
+  });
+}
+
+const messagesOf = (stdout: string): CliMessage[] =>
+  stdout
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => CliMessageSchema.parse(JSON.parse(line)));
+
+/** `agent-rx worker` as its own process, its agent pi the fleet's test agent. */
+async function startCliWorker(name: string, extra: readonly string[] = []): Promise<TaggedChild> {
+  const child = startTaggedNode([CLI_MAIN, 'worker', '--redis', world.redis().url, '--executable', `pi=${FLEET_AGENT}`, '--name', name, '--heartbeat', '200ms', '--heartbeat-ttl', '1s', '--json', ...extra], 'AGENT_RX_FLEET_CLI', pace);
+  await child.waitForLine(/"type":"ready"/);
+  return child;
+}
+
+describe('agent-rx worker and agent-rx run --fleet', () => {
+  it('runs a prompt on a worker: the same messages as the same run here, exit 0; the worker says what it did', async () => {
+    const worker = await startCliWorker('cli-1');
+    try {
+      const [fleet, local] = await Promise.all([
+        cli(['run', '--fleet', world.redis().url, '--json', '--model', 'text', 'hi']),
+        cli(['run', '--executable', FLEET_AGENT, '--json', '--model', 'text', 'hi']),
+      ]);
+      expect(fleet.code).toBe(0);
+      expect(messagesOf(fleet.stdout)).toEqual(messagesOf(local.stdout));
+      const started = await worker.waitForLine(/"type":"started"/);
+      expect(JSON.parse(started)).toMatchObject({ type: 'started', agent: 'pi' });
+      await worker.waitForLine(/"type":"ended"/);
+    } finally {
+      worker.cleanUp();
+    }
+  });
+
+  it('Ctrl-C of run --fleet cancels the run on its worker (the agent and its tool gone) and ends it in-band, stopped', async () => {
+    const worker = await startCliWorker('cli-2');
+    const run = startTaggedNode([CLI_MAIN, 'run', '--fleet', world.redis().url, '--json', '--model', 'fake_tool', 'hi'], 'AGENT_RX_FLEET_CLI_RUN', pace);
+    try {
+      const update = await run.waitForLine(/"type":"tool.update"/);
+      const { output } = JSON.parse(update) as { output: string };
+      const { agentPid, toolPid } = JSON.parse(output) as { agentPid: number; toolPid: number };
+      run.child.kill('SIGINT');
+      expect(await run.exitWithin(15_000)).toEqual({ code: exitCodeFor('SIGINT'), signal: null });
+      expect(messagesOf(run.stdout()).at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'stopped' });
+      await gone([agentPid, toolPid]);
+      const ended = await worker.waitForLine(/"type":"ended"/);
+      expect(JSON.parse(ended)).toMatchObject({ stopped: 'cancel' });
+    } finally {
+      run.cleanUp();
+      worker.cleanUp();
+    }
+  });
+
+  it('drains on SIGTERM: the running run ends lost after --drain, its agent gone, and the worker exits 0', async () => {
+    const worker = await startCliWorker('cli-3', ['--drain', '500ms']);
+    const run = startTaggedNode([CLI_MAIN, 'run', '--fleet', world.redis().url, '--json', '--model', 'fake_tool', 'hi'], 'AGENT_RX_FLEET_CLI_RUN', pace);
+    try {
+      const update = await run.waitForLine(/"type":"tool.update"/);
+      const { agentPid, toolPid } = JSON.parse((JSON.parse(update) as { output: string }).output) as { agentPid: number; toolPid: number };
+      worker.child.kill('SIGTERM');
+      expect(await worker.exitWithin(15_000)).toEqual({ code: 0, signal: null });
+      expect(worker.stdout()).toContain('"type":"closed"');
+      expect(isAlive(agentPid) || isAlive(toolPid)).toBe(false);
+      expect(await run.exitWithin(15_000)).toEqual({ code: 1, signal: null });
+      expect(messagesOf(run.stdout()).at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'lost', message: expect.stringContaining('cli-3 shut down') });
+    } finally {
+      run.cleanUp();
+      worker.cleanUp();
+    }
+  });
+
+  it('refuses, as usage errors, what is the worker\u2019s to choose, and a bad Redis URL', async () => {
+    for (const args of [
+      ['--executable', '/bin/pi'],
+      ['--grace', '1s'],
+      ['--replay', 'x.jsonl'],
+    ]) {
+      const request = parseRunArgs(['--fleet', 'redis://127.0.0.1:1', ...args, 'hi']);
+      expect(request).toMatchObject({ kind: 'usage-error', message: expect.stringContaining("is the worker's to choose") });
+    }
+    const worker = await cli(['worker', '--redis', 'http://example']);
+    expect(worker.code).toBe(1);
+    expect(worker.stderr).toContain('must be a redis://, rediss:// or unix:// URL');
+    const usage = await cli(['worker']);
+    expect(usage.code).toBe(2);
+  });
+});

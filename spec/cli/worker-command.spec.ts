@@ -1,0 +1,75 @@
+import { describe, expect, it } from '@jest/globals';
+import { parseWorkerArgs, describeWorkerEvent } from '../../lib/cli/worker-command.js';
+
+const noFile = (path: string): string => {
+  throw new Error(`ENOENT: no such file, open '${path}'`);
+};
+
+describe('agent-rx worker: its arguments', () => {
+  it('takes the Redis URL and defaults the rest', () => {
+    expect(parseWorkerArgs(['--redis', 'redis://127.0.0.1:6380'], noFile)).toEqual({
+      kind: 'worker',
+      settings: {
+        redis: 'redis://127.0.0.1:6380',
+        concurrency: 1,
+        agents: { pi: {} },
+        allowCwd: [],
+        name: undefined,
+        queue: undefined,
+        drainMs: 30_000,
+        heartbeatMs: undefined,
+        heartbeatTtlMs: undefined,
+        json: false,
+      },
+    });
+  });
+
+  it('reads a config file, and flags win over it', () => {
+    const config = JSON.stringify({ redis: 'redis://a', concurrency: 4, agents: { pi: { executable: '/opt/pi' }, claude: {} }, allowCwd: ['/srv/work'], name: 'w1', drain: '10s', heartbeatTtl: 5000 });
+    const request = parseWorkerArgs(['--config', 'w.json', '--concurrency', '2', '--executable', 'claude=/opt/claude', '--drain', '1m', '--json'], () => config);
+    expect(request).toEqual({
+      kind: 'worker',
+      settings: {
+        redis: 'redis://a',
+        concurrency: 2,
+        agents: { pi: { executable: '/opt/pi' }, claude: { executable: '/opt/claude' } },
+        allowCwd: ['/srv/work'],
+        name: 'w1',
+        queue: undefined,
+        drainMs: 60_000,
+        heartbeatMs: undefined,
+        heartbeatTtlMs: 5000,
+        json: true,
+      },
+    });
+  });
+
+  it.each([
+    [[], /--redis .* is needed/],
+    [['--redis', 'r', '--concurrency', '0'], /--concurrency must be an integer >= 1/],
+    [['--redis', 'r', '--agents', 'pi,cursor'], /--agents must list some of pi, claude, codex, gemini/],
+    [['--redis', 'r', '--executable', 'pi'], /--executable takes <agent>=<path>/],
+    [['--redis', 'r', '--executable', 'claude=/x'], /this worker does not run claude/],
+    [['--redis', 'r', '--drain', 'soon'], /--drain must be a duration/],
+    [['--redis', 'r', '--heartbeat', '0'], /--heartbeat must be a duration/],
+    [['--redis', 'r', 'extra'], /Unexpected argument/],
+    [['--config', 'missing.json'], /--config missing.json cannot be read: ENOENT/],
+  ])('refuses %j', (argv, message) => {
+    const request = parseWorkerArgs(argv, noFile);
+    expect(request.kind).toBe('usage-error');
+    expect(request.kind === 'usage-error' ? request.message : '').toMatch(message);
+  });
+
+  it('refuses a config file that is not JSON or names a setting it does not have', () => {
+    expect(parseWorkerArgs(['--config', 'c'], () => '{')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/is not JSON/) });
+    expect(parseWorkerArgs(['--config', 'c'], () => '{"redis":"r","agents":{"pi":{"env":{"A":1}}}}')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/agents\.pi\.env\.A/) });
+    expect(parseWorkerArgs(['--config', 'c'], () => '{"redis":"r","executable":"/bin/sh"}')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/executable/) });
+  });
+
+  it('shows each run event as one line', () => {
+    expect(describeWorkerEvent({ type: 'started', runId: 'r1', agent: 'pi' })).toBe('started r1 (pi)');
+    expect(describeWorkerEvent({ type: 'refused', runId: 'r1', why: 'duplicate' })).toBe('refused r1: duplicate');
+    expect(describeWorkerEvent({ type: 'ended', runId: 'r1', stopped: null })).toBe('ended r1');
+    expect(describeWorkerEvent({ type: 'ended', runId: 'r1', stopped: 'cancel' })).toBe('ended r1 (stopped: cancel)');
+  });
+});
