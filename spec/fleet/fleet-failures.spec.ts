@@ -52,6 +52,27 @@ describe('a fleet run whose worker or Redis fails', () => {
     expect(isAlive(others)).toBe(true);
   });
 
+  it('ends lost when its worker freezes (SIGSTOP), and the worker, thawed, stops that agent itself (fencing)', async () => {
+    const frozen = await world.startWorker('frozen');
+    const dispatcher = world.dispatcher();
+    const run = dispatcher.run({ agent: 'pi', options: { prompt: 'hi', model: 'fake_tool' } }).pipe(share());
+    const messages = collect(run);
+    const { agentPid, toolPid } = await agentPids(run);
+    const pid = frozen.process.child.pid ?? -1;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      expect(terminals(await messages)).toEqual([expect.objectContaining({ reason: 'lost', message: expect.stringMatching(/frozen stopped beating|job stalled more than allowable limit/) })]);
+      // Frozen, it cannot stop its agent: the agent runs on, unseen...
+      expect(isAlive(agentPid)).toBe(true);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    // ...until the worker wakes, finds its heartbeat too old or its stream closed, and stops it.
+    await gone([agentPid, toolPid], 10_000);
+    const ended = await frozen.waitFor((line) => line.event === 'ended');
+    expect(['unreachable', 'ended', 'lock']).toContain(ended.stopped);
+  });
+
   it('ends lost when the only worker is SIGKILLed (BullMQ alone would not notice)', async () => {
     const only = await world.startWorker('only');
     const dispatcher = world.dispatcher();
