@@ -66,7 +66,8 @@ export async function startRedis(): Promise<RedisServer> {
     kill: () => end('SIGKILL'),
     restart: launch,
     stop: async () => {
-      for (const client of clients) client.disconnect();
+      // A client disconnected already would arm a reconnection timer if told again.
+      for (const client of clients.splice(0)) if (client.status !== 'end') client.disconnect();
       await end('SIGTERM');
       rmSync(folder, { recursive: true, force: true });
     },
