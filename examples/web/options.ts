@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import type { RunSpec } from '../../lib/fleet.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../../lib/index.js';
 
 /** The agent run when no --agent is given. */
@@ -31,6 +32,10 @@ export function takesProvider(agent: AgentName): agent is ProviderAgent {
 
 const PROVIDER_AGENTS = AGENT_NAMES.filter(takesProvider);
 
+/** How long a fleet run whose stream dropped waits for its page to reconnect, by default. */
+export const DEFAULT_RECONNECT_GRACE_MS = 10_000;
+const FLEET_GRACE_TEXT = `${String(DEFAULT_RECONNECT_GRACE_MS / 1000)} s`;
+
 export const USAGE = `usage: npm run web -- [options]
 
 Serves a page that runs a coding agent through agent-rx and streams it to the browser (SSE).
@@ -46,6 +51,11 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
   --provider <name>     passed to ${PROVIDER_AGENTS.join(' or ')}
   --model <id>          passed to the agent
   --executable <path>   another executable of the agent, for --real
+  --fleet <redis-url>   run on agent-rx/fleet workers instead of here (also: AGENT_RX_FLEET):
+                        redis://host:port, rediss://…, unix:///path/redis.sock. The workers decide
+                        what runs (no --executable; a replay's transcript goes as the model), and
+                        a stream that drops resumes where it stopped (the run waits ${FLEET_GRACE_TEXT}
+                        for its page to come back, then is cancelled)
   -h, --help            this text
 `;
 
@@ -64,7 +74,7 @@ export type AgentChoice =
   | (RealRun<ProviderAgent> & { readonly provider?: string });
 
 export type WebRequest =
-  | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice }
+  | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice; readonly fleet?: string }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
 
@@ -82,6 +92,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
         provider: { type: 'string' },
         model: { type: 'string' },
         executable: { type: 'string' },
+        fleet: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -103,7 +114,16 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
     return { kind: 'usage-error', message: `--provider is for ${PROVIDER_AGENTS.join(' and ')}; ${AGENTS[name].displayName} takes none` };
   }
   if (values.executable === '') return { kind: 'usage-error', message: '--executable must be a path' };
-  if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] } };
+  // An empty AGENT_RX_FLEET is no fleet; an empty --fleet is a mistake.
+  const fleet = values.fleet ?? (env['AGENT_RX_FLEET'] === '' ? undefined : env['AGENT_RX_FLEET']);
+  if (fleet !== undefined && !/^(?:rediss?|unix|redis\+unix):\/\/./.test(fleet)) {
+    return { kind: 'usage-error', message: `--fleet must be a redis://, rediss:// or unix:// URL; got '${fleet}'` };
+  }
+  if (fleet !== undefined && values.executable !== undefined) {
+    return { kind: 'usage-error', message: '--executable is for runs on this machine: with --fleet, the workers decide what runs' };
+  }
+  const onFleet = fleet === undefined ? {} : { fleet };
+  if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet };
   const passed = {
     kind: 'real' as const,
     ...(values.model === undefined ? {} : { model: values.model }),
@@ -112,7 +132,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   const agent: AgentChoice = takesProvider(name)
     ? { ...passed, agent: name, ...(values.provider === undefined ? {} : { provider: values.provider }) }
     : { ...passed, agent: name };
-  return { kind: 'serve', port, agent };
+  return { kind: 'serve', port, agent, ...onFleet };
 }
 
 /**
@@ -139,6 +159,28 @@ export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: 
     ...(agent.model === undefined ? {} : { model: agent.model }),
     ...(agent.executable === undefined ? {} : { executable: agent.executable }),
   };
+}
+
+/**
+ * What a run asks of the fleet's workers: the agent, the prompt, and the model (a replay's
+ * transcript: workers that run the replay agent take it as the recording's name) and provider. How
+ * it runs (executable, environment) is the worker's, so a replay's `env` is not sent.
+ */
+export function fleetSpecFor(agent: AgentChoice, prompt: string): RunSpec {
+  const model = agent.kind === 'replay' ? agent.transcript : agent.model;
+  const provider = agent.kind === 'real' && 'provider' in agent ? agent.provider : undefined;
+  const options = { prompt, ...(model === undefined ? {} : { model }) };
+  const withProvider = { ...options, ...(provider === undefined ? {} : { provider }) };
+  switch (agent.agent) {
+    case 'pi':
+      return { agent: 'pi', options: withProvider };
+    case 'codex':
+      return { agent: 'codex', options: withProvider };
+    case 'claude':
+      return { agent: 'claude', options };
+    case 'gemini':
+      return { agent: 'gemini', options };
+  }
 }
 
 // One line saying which agent runs, for the console and the page.

@@ -1,7 +1,10 @@
 // The page's script (bundled by server.ts for the browser): runs the prompt on the server and shows
 // the run as it streams in, with agent-rx/browser as an app would use it (here from the source).
+// A server with a fleet sends resumable streams (resumable.ts): the EventSource is then left to
+// reconnect after a drop, the run goes on where it stopped, and Stop cancels it by its id.
 import type { Subscription } from 'rxjs';
 import { fromAgentEventSource, isTerminal, type CliMessage, type TerminalMessage } from '../../lib/browser.js';
+import { resumingEventSource } from './resumable.js';
 
 const form = byId('run-form', HTMLFormElement);
 const promptInput = byId('prompt', HTMLTextAreaElement);
@@ -11,6 +14,8 @@ const status = byId('status', HTMLElement);
 const transcript = byId('transcript', HTMLElement);
 
 let current: Subscription | null = null;
+// The fleet's id of the current run, once its stream said it (a server without a fleet sends none).
+let currentRun: string | null = null;
 
 form.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -18,18 +23,36 @@ form.addEventListener('submit', (event) => {
   if (prompt !== '' && current === null) start(prompt);
 });
 
-// Unsubscribing closes the EventSource; the server sees its client leave and stops the agent.
+// Unsubscribing closes the EventSource; the server sees its client leave and stops the agent. A
+// fleet's run outlives a closed stream for a while (it may reconnect): it is cancelled by its id.
 stopButton.addEventListener('click', () => {
+  const runId = currentRun;
   current?.unsubscribe();
+  if (runId !== null) void fetch(cancelUrl(runId), { method: 'POST', keepalive: true }).catch(() => undefined);
   finish('stopped', 'Stopped · the server ends the agent and its processes');
 });
+
+// Closing or reloading the tab: the same cancel, as a beacon (it outlives the page).
+window.addEventListener('pagehide', () => {
+  if (current !== null && currentRun !== null) navigator.sendBeacon(cancelUrl(currentRun));
+});
+
+function cancelUrl(runId: string): string {
+  return `/cancel?run=${encodeURIComponent(runId)}`;
+}
 
 function start(prompt: string): void {
   const show = createView(transcript);
   const startedAt = performance.now();
   setRunning(true);
   setStatus('running', 'Running…');
-  const subscription = fromAgentEventSource(`/run?prompt=${encodeURIComponent(prompt)}`).subscribe((message) => {
+  currentRun = null;
+  const source = resumingEventSource(new EventSource(`/run?prompt=${encodeURIComponent(prompt)}`), {
+    onRun: ({ runId }) => {
+      currentRun = runId;
+    },
+  });
+  const subscription = fromAgentEventSource(source).subscribe((message) => {
     show(message);
     if (isTerminal(message)) finish(message.type === 'terminal.completed' ? 'completed' : 'failed', describeEnd(message, performance.now() - startedAt));
   });
@@ -38,6 +61,7 @@ function start(prompt: string): void {
 
 function finish(state: 'completed' | 'failed' | 'stopped', text: string): void {
   current = null;
+  currentRun = null;
   setRunning(false);
   setStatus(state, text);
 }

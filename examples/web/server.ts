@@ -4,6 +4,10 @@
 // the chosen agent of the table: pi, Claude Code or Codex, replayed or real).
 // Stop on the page, or closing the tab, closes the EventSource; the response closes, serveSse
 // unsubscribes, and the agent's process tree is stopped.
+// With a fleet (`--fleet <redis-url>`, AGENT_RX_FLEET, or the `fleet` option), runs go to
+// agent-rx/fleet workers instead, and a stream that drops resumes where it stopped: see
+// fleet-runs.ts (who holds a run, when it is cancelled) and resumable.ts (the event ids). Stop is
+// then also a POST /cancel?run=<id>.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +16,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap, type Observable } from 'rxjs';
 import { AGENTS, isTerminal, stopAllRuns, type CliMessage, type StopReport } from '../../lib/index.js';
-import { DEFAULT_AGENT, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, parseWebArgs, runOptionsFor, USAGE, type AgentChoice, type WebRunOptions } from './options.js';
+import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
+import { DEFAULT_AGENT, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, fleetSpecFor, parseWebArgs, runOptionsFor, USAGE, type AgentChoice, type WebRunOptions } from './options.js';
+import { isRunId } from './resumable.js';
 import { serveSse } from './sse.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -24,8 +30,14 @@ export interface WebServerOptions {
   readonly port?: number;
   /** The agent each run starts. Default: the replay of pi's `tool_call_then_text`. */
   readonly agent?: AgentChoice;
-  /** Called when a run's processes are gone (after its exit, or after Stop), with its report. */
+  /** Called when a run's processes are gone (after its exit, or after Stop), with its report. Not in fleet mode: the processes are the workers'. */
   readonly onRunStopped?: (report: StopReport, run: number) => void;
+  /**
+   * Runs go to agent-rx/fleet workers through this Redis instead of being started here, and their
+   * streams resume after a drop. The workers decide what runs: `agent` gives only the agent, the
+   * model (a replay: its transcript) and the provider of each run's spec.
+   */
+  readonly fleet?: WebFleetOptions;
   /** Where the one-line logs go. Default: stdout. */
   readonly log?: (line: string) => void;
 }
@@ -41,7 +53,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const agent = options.agent ?? { kind: 'replay', agent: DEFAULT_AGENT, transcript: DEFAULT_TRANSCRIPTS[DEFAULT_AGENT] };
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
-  const html = page.replace('<!--agent-->', escapeHtml(describeAgent(agent))).replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT));
+  const described = options.fleet === undefined ? describeAgent(agent) : `${describeAgent(agent)}, on the fleet's workers (a stream that drops resumes)`;
+  const html = page.replace('<!--agent-->', escapeHtml(described)).replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT));
+  const fleet: FleetRuns | null = options.fleet === undefined ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
   const stopping = new Set<Promise<void>>();
   let runs = 0;
 
@@ -78,9 +92,50 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     serveSse(response, run$);
   };
 
+  // Fleet mode: a new run, a reconnect (resumed), Stop (POST /cancel?run=<id>).
+  const routeFleet = (fleetRuns: FleetRuns, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+    if (url.pathname === '/cancel') {
+      const runId = url.searchParams.get('run') ?? '';
+      if (request.method !== 'POST') reply(response, 405, 'only POST\n');
+      else if (!fromThisPage(request, address().port)) reply(response, 403, 'runs are cancelled only from this page\n');
+      else if (!isRunId(runId)) reply(response, 400, 'no run id\n');
+      else {
+        fleetRuns.cancel(runId, 'Stop').then(
+          () => {
+            reply(response, 204, '');
+          },
+          (error: unknown) => {
+            reply(response, 503, `the cancel did not reach Redis: ${error instanceof Error ? error.message : String(error)}\n`);
+          },
+        );
+      }
+      return;
+    }
+    const lastEventId = request.headers['last-event-id'];
+    if (request.method !== 'GET') {
+      reply(response, 405, 'only GET\n');
+    } else if (!fromThisPage(request, address().port)) {
+      reply(response, 403, 'runs start only from this page\n');
+    } else if (lastEventId !== undefined) {
+      // A reconnecting EventSource: the rest of its run. An id that is not one of ours (a stream of
+      // a server without a fleet) cannot be resumed: 204 tells the EventSource to stop for good.
+      if (!fleetRuns.resume(response, typeof lastEventId === 'string' ? lastEventId : '')) reply(response, 204, '');
+    } else {
+      const prompt = url.searchParams.get('prompt')?.trim() ?? '';
+      if (prompt === '') {
+        reply(response, 400, 'the prompt is empty\n');
+        return;
+      }
+      const started = fleetRuns.start(response, prompt);
+      if (!started.started) reply(response, 400, `${started.why}\n`);
+    }
+  };
+
   const route = (request: IncomingMessage, response: ServerResponse): void => {
     const url = new URL(request.url ?? '/', `http://${HOST}`);
-    if (request.method !== 'GET') {
+    if (fleet !== null && (url.pathname === '/run' || url.pathname === '/cancel')) {
+      routeFleet(fleet, request, response, url);
+    } else if (request.method !== 'GET') {
       reply(response, 405, 'only GET\n');
     } else if (url.pathname === '/') {
       reply(response, 200, html, 'text/html; charset=utf-8');
@@ -109,6 +164,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       server.off('error', reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await fleet?.close(); // its connections to Redis
+    throw error;
   });
 
   return {
@@ -120,7 +178,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         });
       });
       server.closeAllConnections(); // open streams close, and each unsubscribes its run
-      await Promise.all([closed, ...stopping]);
+      await Promise.all([closed, ...stopping, fleet?.close()]);
     },
   };
 }
@@ -160,6 +218,11 @@ function reply(response: ServerResponse, status: number, body: string, type = 't
   response.end(body);
 }
 
+// A Redis URL fit for a log: its password hidden.
+function withoutPassword(url: string): string {
+  return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@');
+}
+
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
@@ -173,8 +236,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     process.stderr.write(`${request.message}\n\n${USAGE}`);
     process.exitCode = 2;
   } else {
-    const server = await startWebServer({ port: request.port, agent: request.agent });
-    process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}\n${server.url}\n`);
+    const server = await startWebServer({ port: request.port, agent: request.agent, ...(request.fleet === undefined ? {} : { fleet: { connection: request.fleet } }) });
+    const where = request.fleet === undefined ? '' : ` · on the fleet at ${withoutPassword(request.fleet)}`;
+    process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}${where}\n${server.url}\n`);
     // Ctrl-C, SIGTERM or SIGHUP: close (open streams end, which stops their runs), wait until
     // every run's processes are gone, then exit as a shell would (130, 143, 129). A second
     // signal ends at once; the library still kills what is left as the process exits.

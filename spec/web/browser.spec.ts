@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { StopReport } from '../../lib/index.js';
@@ -9,19 +9,9 @@ import { DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS } from '../../examples/web/options.
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { isAlive } from '../helpers/processes.js';
 import { replayAgentsOfThisProcess, treeOf, waitUntil } from './agent-processes.js';
+import { CHROMIUM_ARGS, chromiumExecutable } from './chromium.js';
 import { OTHER_AGENT_REPLAYS } from './agent-replays.js';
 
-// Debian's chromium, headless, with nothing that reaches for the network on its own.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-  '--disable-quic',
-];
 // Screenshots go here, outside git (.artifacts/ is ignored).
 const ARTIFACTS = fileURLToPath(new URL('../../.artifacts/web/', import.meta.url));
 
@@ -29,18 +19,6 @@ const reports: StopReport[] = [];
 let server: WebServer | undefined;
 let context: BrowserContext | undefined;
 let userDataDir: string | undefined;
-
-// CHROMIUM_PATH, else `chromium` on PATH; a clear failure when there is none.
-function chromiumExecutable(): string {
-  const fromEnv = process.env['CHROMIUM_PATH'];
-  if (fromEnv !== undefined && fromEnv !== '') return fromEnv;
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir !== '' && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  throw new Error('the browser test needs Chromium: `apt-get install -y chromium` (Debian; .ci/run installs it), or set CHROMIUM_PATH');
-}
 
 beforeAll(async () => {
   // Slowed down (4 times), so that there is time to act in the middle of a run.

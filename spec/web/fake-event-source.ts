@@ -43,6 +43,11 @@ export class FakeEventSource implements EventSourceLike {
     this.#dispatch('message', { data: typeof data === 'string' ? data : JSON.stringify(data) });
   }
 
+  /** A named event (`event: <type>` on the wire) with this data; an object is sent as JSON. */
+  sendEvent(type: string, data: unknown): void {
+    this.#dispatch(type, { data: typeof data === 'string' ? data : JSON.stringify(data) });
+  }
+
   /** An `error` event; `reconnecting` as a browser does after a lost connection, else closed for good. */
   fail(reconnecting: boolean): void {
     this.readyState = reconnecting ? 0 : 2;
