@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, fleet
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -16,6 +16,7 @@ import { concurrency } from './concurrency.js';
 import { firstMessage } from './first-message.js';
 import { keeperCost, stopAllTime } from './host.js';
 import { heapAfterRuns } from './memory.js';
+import { fleetLatencies } from './fleet.js';
 import { sessionLatencies } from './sessions.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
@@ -284,6 +285,94 @@ try {
         ),
       );
     }
+  }
+  if (runs('fleet')) {
+    const fleet = await fleetLatencies(stream(quick ? 500 : 2000), {
+      replays: quick ? 3 : 10,
+      pacedReplays: quick ? 2 : 10,
+      cancels: quick ? 5 : 20,
+      losts: quick ? 2 : 10,
+      testLosts: quick ? 1 : 10,
+      manyRuns: quick ? 30 : 200,
+      manyRepetitions: quick ? 1 : 3,
+    });
+    result['fleet'] = fleet;
+    report.push(
+      ...table(
+        'Fleet: a replay through the fleet (a dispatcher here, BullMQ on a private redis-server on a unix socket, one worker process) against runPi in this process, PI_REPLAY_SPEED=0 unless said, alternating',
+        [
+          'workload',
+          'runs',
+          'messages',
+          'runPi: subscribe → first message ms',
+          'fleet: subscribe → first message ms',
+          'runPi: subscribe → terminal ms',
+          'fleet: subscribe → terminal ms',
+          'fleet / runPi (terminal)',
+          'runPi messages/s',
+          'fleet messages/s',
+          'fleet: Redis append → subscriber ms, mean / p50 / p99 / max (messages)',
+        ],
+        fleet.replay.map((row) => [
+          row.label,
+          String(row.repetitions),
+          String(row.messages),
+          spread(row.localFirst, 1),
+          spread(row.fleetFirst, 1),
+          spread(row.localDone, 1),
+          spread(row.fleetDone, 1),
+          x(row.doneRatio),
+          spread(row.localRate, 0),
+          spread(row.fleetRate, 0),
+          `${row.hop.mean.toFixed(2)} / ${row.hop.p50.toFixed(0)} / ${row.hop.p99.toFixed(0)} / ${row.hop.max.toFixed(0)} (${String(row.hop.samples)})`,
+        ]),
+      ),
+      ...table(
+        `Fleet: unsubscribe → the agent and its own-session tool both gone (\`fake_tool\`, /proc polled every 1 ms), ${String(fleet.cancel.local.runs)} repetitions, alternating`,
+        ['path', 'ms min / median / max', 'vs runPi'],
+        [
+          ['runPi in this process', spread(fleet.cancel.local, 1), '1'],
+          ['fleet: the dispatcher cancels (Redis key + pub/sub), the worker stops the run', spread(fleet.cancel.fleet, 1), x(fleet.cancel.ratio)],
+        ],
+      ),
+      ...table(
+        'Fleet: SIGKILL of the worker during a `fake_tool` run → the caller\'s terminal.failed `lost` (one worker, a new one per repetition)',
+        ['worker heartbeat / TTL ms', 'dispatcher blockMs', 'runs', 'kill → lost ms', 'heartbeat left at the kill (PTTL) ms', 'lost − heartbeat left ms', 'kill → agent and tool gone (the worker\'s keeper) ms'],
+        [
+          ...fleet.lost.map((row) => [
+            `${String(row.heartbeatMs)} / ${String(row.heartbeatTtlMs)}`,
+            String(row.blockMs),
+            String(row.lost.runs),
+            spread(row.lost, 0),
+            spread(row.heartbeatLeft, 0),
+            spread(row.detection, 0),
+            spread(row.agentGone, 1),
+          ]),
+          ['(baseline) runPi in this process: SIGKILL of the agent → terminal.failed', '', String(fleet.lostBaseline.runs), spread(fleet.lostBaseline, 1), '', '', ''],
+        ],
+      ),
+    );
+    const many = fleet.many;
+    report.push(
+      ...table(
+        `Fleet: ${String(many.runs)} runs at once of \`tool_call_then_text\` at PI_REPLAY_SPEED=${many.replaySpeed}, over ${String(many.workers)} workers (concurrency ${String(many.concurrency)} each), against the same ${String(many.runs)} runs through runPi in this process; the caller's event-loop delay (monitorEventLoopDelay, 1 ms resolution), ${String(many.repetitions)} repetitions`,
+        ['caller', 'p50 ms', 'p99 ms', 'max ms', `wall ms (all ${String(many.runs)})`, "caller's CPU ms (user + system)"],
+        [
+          ['idle (the dispatcher connected, nothing running; sampled 2 s)', spread(many.idle.p50), spread(many.idle.p99), spread(many.idle.max), '', spread(many.idle.cpuMs, 0)],
+          ['fleet: the dispatcher reads the runs', spread(many.fleet.p50), spread(many.fleet.p99), spread(many.fleet.max), spread(many.fleet.wallMs, 0), spread(many.fleet.cpuMs, 0)],
+          ['runPi: the runs in this process', spread(many.local.p50), spread(many.local.p99), spread(many.local.max), spread(many.local.wallMs, 0), spread(many.local.cpuMs, 0)],
+          ['fleet / runPi', '', x(many.p99Ratio), '', x(many.wallRatio), x(many.cpuRatio)],
+        ],
+      ),
+      ...table(
+        `Fleet: Redis memory per run (${String(many.streamEntries)} stream entries a run, kept an hour after its end)`,
+        ['measure', 'bytes min / median / max'],
+        [
+          [`INFO used_memory after the ${String(many.runs)} runs − before, / ${String(many.runs)}`, spread(many.usedMemoryPerRun, 0)],
+          ["MEMORY USAGE of a run's keys (stream, end, owner), 20 runs a repetition", spread(many.keysPerRun, 0)],
+        ],
+      ),
+    );
   }
   const targets = targetRows();
   if (targets.length > 0) {
