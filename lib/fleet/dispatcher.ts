@@ -36,7 +36,8 @@ export interface RunDispatcher {
   /**
    * A run's entries after `after` (an entry id, as `follow` and SSE `id:` give; default: from its
    * start), until its terminal; nothing when `after` is its terminal's id. Never enqueues;
-   * unsubscribing only stops reading. A run nobody knows ends with `lost`.
+   * unsubscribing only stops reading. A run nobody knows ends with `lost` (after a second: a
+   * reader may start a moment before another caller enqueues the run).
    */
   follow(runId: string, options?: { readonly after?: string }): Observable<RunEntry>;
   /** Cancels a run: removed from the queue if waiting, stopped on its worker if running; its stream ends `aborted`. */
@@ -59,6 +60,8 @@ interface Follower {
   readonly enqueuedAt: number | null;
   /** When its liveness was last looked at. */
   checkedAt: number;
+  /** When it began reading. */
+  readonly joinedAt: number;
   entry(entry: RunEntry): void;
   /** The run ended without a terminal in its stream that this caller could read. */
   lost(terminal: TerminalFailed): void;
@@ -146,6 +149,7 @@ class Dispatcher implements RunDispatcher {
         after: '0-0',
         enqueuedAt: performance.now(),
         checkedAt: performance.now(),
+        joinedAt: performance.now(),
         entry: ({ message }) => {
           if (isTerminal(message)) end(message);
           else subscriber.next(message);
@@ -186,6 +190,7 @@ class Dispatcher implements RunDispatcher {
         enqueuedAt: null,
         // Looked at in the first round: a reader past the terminal is over at once.
         checkedAt: 0,
+        joinedAt: performance.now(),
         entry: (entry) => {
           subscriber.next(entry);
           if (isTerminal(entry.message)) subscriber.complete();
@@ -361,8 +366,9 @@ class Dispatcher implements RunDispatcher {
     if (follower.own || stream === 1) {
       // Nobody holds it and nobody will: it was failed or removed before its start, or Redis lost it.
       await append(this.#redis, keys, fleetFailure('lost', 'nobody runs the run: it left the queue without being started, or Redis lost its state'), true);
-    } else {
-      // A reader of a run nobody knows would wait forever.
+    } else if (now - follower.joinedAt >= UNKNOWN_RUN_GRACE_MS) {
+      // A reader of a run nobody knows would wait forever. (Not at once: a reader may come a
+      // moment before the run it follows is put on the queue by another caller.)
       follower.lost(fleetFailure('lost', `no run ${follower.runId} is known (never enqueued, or its stream expired)`));
     }
   }
@@ -380,6 +386,9 @@ function parseEntry(fields: readonly string[]): CliMessage | null {
     return null;
   }
 }
+
+/** How long a reader of a run nobody knows waits for it to be enqueued before it ends `lost`. */
+const UNKNOWN_RUN_GRACE_MS = 1000;
 
 const ENTRY_ID = /^\d{1,20}(?:-\d{1,20})?$/;
 

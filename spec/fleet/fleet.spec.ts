@@ -130,6 +130,17 @@ describe('a fleet run', () => {
     expect(() => dispatcher.follow('has space')).toThrow(TypeError);
   });
 
+  it('a reader that comes a moment before another caller enqueues the run reads all of it', async () => {
+    await world.startWorker('early-1');
+    const reader = world.dispatcher();
+    const caller = world.dispatcher();
+    const following = collect(reader.follow('enqueued-later'));
+    await delay(400);
+    const messages = await collect(caller.run({ agent: 'pi', options: { prompt: 'hi', model: 'text' } }, { runId: 'enqueued-later' }));
+    expect(messages.at(-1)?.type).toBe('terminal.completed');
+    expect((await following).map((entry) => entry.message)).toEqual(messages);
+  });
+
   it('refuses a spec that is not one before anything is enqueued, and anything that names what runs it', () => {
     const dispatcher = world.dispatcher();
     expect(() => dispatcher.run({ agent: 'pi', options: { prompt: '  ' } })).toThrow(/prompt is empty/);
