@@ -176,6 +176,12 @@ function settingsJson(options: GeminiEnvOptions): Record<string, unknown> {
     general: {
       enableAutoUpdate: false,
       enableAutoUpdateNotification: false,
+      // Gemini CLI 0.61's session cleanup, run at each start, deletes a session that was resumed
+      // in a later minute than it was started in (the resume leaves an empty file of that
+      // session named for the new minute, and cleanup removes every file of a session that has
+      // an empty one). The sessions spec resumes a session within seconds, sometimes across a
+      // minute's end.
+      sessionRetention: { enabled: false },
       ...(maxAttempts === 'cli-default' ? {} : { maxAttempts }),
       ...(options.retryFetchErrors === undefined ? {} : { retryFetchErrors: options.retryFetchErrors }),
     },
