@@ -2,6 +2,7 @@
 // agent-rx/fleet (bullmq, ioredis) is loaded only then.
 import { Observable, type Subscription } from 'rxjs';
 import type { RunDispatcher } from '../fleet.js';
+import { fleetFailure } from '../fleet/failure.js';
 import type { RunSpec } from '../fleet/run-spec.js';
 import type { CliMessage } from '../messages.js';
 
@@ -24,17 +25,9 @@ export function fleetRun(connection: string, spec: RunSpec, onError: (error: Err
           inner = dispatcher.run(spec).subscribe(subscriber);
         },
         (error: unknown) => {
-          subscriber.next({
-            type: 'terminal.failed',
-            reason: 'setup',
-            message: `--fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`,
-            exitCode: null,
-            signal: null,
-            stderr: '',
-            stderrTruncatedBytes: 0,
-            invalidOutputLines: [],
-            invalidOutputLinesOmitted: 0,
-          });
+          subscriber.next(
+            fleetFailure('setup', `--fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`),
+          );
           subscriber.complete();
         },
       );

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
 import type { Redis } from 'ioredis';
 import { CliMessageSchema, isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
+import { fleetFailure } from './failure.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 
@@ -69,10 +70,7 @@ interface Follower {
   over(): void;
 }
 
-/** A `terminal.failed` the fleet gives: `lost`, or another reason. */
-export function fleetFailure(reason: 'lost' | 'aborted' | 'setup' | 'stopped', message: string): TerminalFailed {
-  return { type: 'terminal.failed', reason, message, exitCode: null, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0 };
-}
+export { fleetFailure };
 
 /**
  * The caller's side of the fleet: runs go to the workers through BullMQ, their messages come back

@@ -11,7 +11,7 @@ import { isTerminal, type CliMessage, type TerminalFailed } from '../messages.js
 import type { StopReport } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
 import { workerFolderOnly } from './cwd.js';
-import { fleetFailure } from './dispatcher.js';
+import { fleetFailure } from './failure.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 

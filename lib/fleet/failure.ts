@@ -1,0 +1,6 @@
+import type { TerminalFailed } from '../messages.js';
+
+/** A `terminal.failed` the fleet gives: `lost`, or another reason. (No BullMQ here: the CLI uses it before loading the fleet.) */
+export function fleetFailure(reason: 'lost' | 'aborted' | 'setup' | 'stopped', message: string): TerminalFailed {
+  return { type: 'terminal.failed', reason, message, exitCode: null, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0 };
+}
