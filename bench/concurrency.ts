@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import split2 from 'split2';
 import type { PiStream } from './stream.js';
 import { PI_ARGS, runPiRead, serveCommand } from './readers.js';
-import { check, ratios, summarize, type Summary } from './util.js';
+import { check, loopSample, ratios, summarize, type LoopSample, type Summary } from './util.js';
 
 export interface ConcurrencyResult {
   readonly concurrent: number;
@@ -22,24 +21,6 @@ export interface LoopFigures {
   readonly max: Summary;
   /** Start of the first run → the end of the last (ms). */
   readonly wallMs: Summary;
-}
-
-interface Sample {
-  readonly p50: number;
-  readonly p99: number;
-  readonly max: number;
-  readonly wallMs: number;
-}
-
-/** Runs `task` while sampling the event-loop delay at 1 ms resolution. */
-async function measured(task: () => Promise<unknown>): Promise<Sample> {
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  histogram.enable();
-  const started = performance.now();
-  await task();
-  const wallMs = performance.now() - started;
-  histogram.disable();
-  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, wallMs };
 }
 
 /** The baseline reader, without the bookkeeping of readers.ts: child_process + split2 + JSON.parse. */
@@ -72,21 +53,21 @@ function baselineText(command: string, args: readonly string[]): Promise<string>
  */
 export async function concurrency(stream: PiStream, concurrent: number, repetitions: number): Promise<ConcurrencyResult> {
   const { command, args } = serveCommand(stream.path);
-  const lib: Sample[] = [];
-  const base: Sample[] = [];
+  const lib: LoopSample[] = [];
+  const base: LoopSample[] = [];
   const many = <T>(start: () => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: concurrent }, start));
   for (let rep = 0; rep < repetitions; rep += 1) {
     for (const which of rep % 2 === 0 ? (['lib', 'base'] as const) : (['base', 'lib'] as const)) {
       if (which === 'lib') {
         lib.push(
-          await measured(async () => {
+          await loopSample(async () => {
             const results = await many(() => runPiRead(command, args));
             check(results.every((result) => result.text === stream.expected), 'concurrent runPi: wrong answer');
           }),
         );
       } else {
         base.push(
-          await measured(async () => {
+          await loopSample(async () => {
             const texts = await many(() => baselineText(command, [...args, ...PI_ARGS]));
             check(texts.every((text) => text === stream.expected), 'concurrent baseline: wrong answer');
           }),
@@ -94,7 +75,7 @@ export async function concurrency(stream: PiStream, concurrent: number, repetiti
       }
     }
   }
-  const figures = (samples: readonly Sample[]): LoopFigures => ({
+  const figures = (samples: readonly LoopSample[]): LoopFigures => ({
     p50: summarize(samples.map((s) => s.p50)),
     p99: summarize(samples.map((s) => s.p99)),
     max: summarize(samples.map((s) => s.max)),

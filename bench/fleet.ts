@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import type { Observable, Subscription } from 'rxjs';
@@ -8,7 +7,7 @@ import { isTerminal, runPi, type CliMessage } from '../lib/index.js';
 import { startRedis, type RedisServer } from '../spec/helpers/redis-server.js';
 import { startTaggedNode, type TaggedChild } from '../spec/helpers/tagged-child.js';
 import type { PiStream } from './stream.js';
-import { check, delay, isAlive, ratios, seededRandom, summarize, type Summary } from './util.js';
+import { check, delay, isAlive, loopSample, ratios, seededRandom, summarize, type LoopSample, type Summary } from './util.js';
 
 /**
  * The fleet (agent-rx/fleet) on this machine: a private redis-server on a unix socket, workers as
@@ -436,26 +435,6 @@ async function localKills(repetitions: number): Promise<Summary> {
   return summarize(samples);
 }
 
-interface LoopSample {
-  readonly p50: number;
-  readonly p99: number;
-  readonly max: number;
-  readonly wallMs: number;
-  readonly cpuMs: number;
-}
-
-async function sampled(task: () => Promise<unknown>): Promise<LoopSample> {
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  histogram.enable();
-  const started = performance.now();
-  const cpu = process.cpuUsage();
-  await task();
-  const { user, system } = process.cpuUsage(cpu);
-  const wallMs = performance.now() - started;
-  histogram.disable();
-  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, wallMs, cpuMs: (user + system) / 1000 };
-}
-
 const loopRow = (samples: readonly LoopSample[]): LoopRow => ({
   p50: summarize(samples.map((s) => s.p50)),
   p99: summarize(samples.map((s) => s.p99)),
@@ -490,7 +469,7 @@ async function many(redis: RedisServer, client: Redis, runs: number, repetitions
     check(warm.every((run) => types(run) === expected), 'many: a warm-up run differs from runPi');
     const all = <T>(start: () => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: runs }, start));
     for (let rep = 0; rep < repetitions; rep += 1) {
-      idle.push(await sampled(() => delay(2000)));
+      idle.push(await loopSample(() => delay(2000)));
       for (const which of rep % 2 === 0 ? (['fleet', 'local'] as const) : (['local', 'fleet'] as const)) {
         if (which === 'fleet') {
           const before = await usedMemory(client);
@@ -498,7 +477,7 @@ async function many(redis: RedisServer, client: Redis, runs: number, repetitions
           let next = 0;
           let results: Arrivals[] = [];
           fleet.push(
-            await sampled(async () => {
+            await loopSample(async () => {
               results = await all(() => collect(dispatcher.run(spec(model), { runId: runIds[next++] ?? '' })));
             }),
           );
@@ -517,7 +496,7 @@ async function many(redis: RedisServer, client: Redis, runs: number, repetitions
         } else {
           let results: Arrivals[] = [];
           local.push(
-            await sampled(async () => {
+            await loopSample(async () => {
               results = await all(() => collect(localRun(model, env)));
             }),
           );

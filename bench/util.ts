@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 export interface Summary {
@@ -103,4 +104,26 @@ export function runWorker<T>(name: string, args: readonly string[], nodeFlags: r
 /** Throws (so the bench fails loudly) when a check does not hold. */
 export function check(condition: boolean, message: string): asserts condition {
   if (!condition) throw new Error(`bench check failed: ${message}`);
+}
+
+/** The event-loop delay (1 ms resolution), wall time and this process's CPU time while `task` runs; ms. */
+export interface LoopSample {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly wallMs: number;
+  readonly cpuMs: number;
+}
+
+/** Runs `task` while sampling the event-loop delay at 1 ms resolution and timing it. */
+export async function loopSample(task: () => Promise<unknown>): Promise<LoopSample> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  await task();
+  const { user, system } = process.cpuUsage(cpu);
+  const wallMs = performance.now() - started;
+  histogram.disable();
+  return { p50: histogram.percentile(50) / 1e6, p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, wallMs, cpuMs: (user + system) / 1000 };
 }
