@@ -61,6 +61,12 @@ export interface GeminiEnvOptions {
    * retried like 5xx answers. Default: left out, the CLI's default (true).
    */
   readonly retryFetchErrors?: boolean;
+  /**
+   * Leaves Gemini CLI's session cleanup (`general.sessionRetention`) at its default, on. Default:
+   * off, so that the CLI's own treatment of resumed sessions (below) cannot fail a spec that is
+   * about something else.
+   */
+  readonly sessionCleanup?: boolean;
 }
 
 /*
@@ -179,9 +185,9 @@ function settingsJson(options: GeminiEnvOptions): Record<string, unknown> {
       // Gemini CLI 0.61's session cleanup, run at each start, deletes a session that was resumed
       // in a later minute than it was started in (the resume leaves an empty file of that
       // session named for the new minute, and cleanup removes every file of a session that has
-      // an empty one). The sessions spec resumes a session within seconds, sometimes across a
-      // minute's end.
-      sessionRetention: { enabled: false },
+      // an empty one). runGemini removes that file after a resume; the spec that shows it turns
+      // cleanup on, the others leave it off.
+      ...(options.sessionCleanup === true ? {} : { sessionRetention: { enabled: false } }),
       ...(maxAttempts === 'cli-default' ? {} : { maxAttempts }),
       ...(options.retryFetchErrors === undefined ? {} : { retryFetchErrors: options.retryFetchErrors }),
     },

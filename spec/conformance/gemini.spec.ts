@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
 import { tap } from 'rxjs';
 import { runGemini, stopAllRuns, type CliMessage, type RunGeminiOptions, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -401,6 +402,56 @@ describe('real Gemini CLI: sessions', () => {
       expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: first });
       expect(answerOf(resumed)).toBe(echoText('third'));
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: first });
+      expect(server.requestsFor('echo')[1]?.messageCount).toBe(5);
+    },
+    SLOW,
+  );
+});
+
+describe('real Gemini CLI: a session resumed in a later minute, with session cleanup on', () => {
+  let cleaned: GeminiEnv;
+
+  beforeAll(() => {
+    cleaned = createGeminiEnv({ baseUrl: server.baseUrl, sessionCleanup: true });
+  });
+
+  afterAll(async () => {
+    await cleaned.cleanup();
+  });
+
+  /** The session files of the env: `session-<minute>-<first 8 of the id>.jsonl`, by folder. */
+  function sessionFiles(): string[] {
+    const tmp = join(cleaned.home, '.gemini', 'tmp');
+    return readdirSync(tmp, { recursive: true, encoding: 'utf8' }).filter((name) => /(^|\/)session-[^/]*\.jsonl$/.test(name)).map((name) => join(tmp, name));
+  }
+
+  it(
+    'survives the next start of Gemini CLI in its folder (the empty file the resume left is removed)',
+    async () => {
+      server.reset();
+      const id = randomUUID();
+      const started1 = await run('session: { id } (cleanup on)', options('text', { session: { id } }, cleaned));
+      expect(started1.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
+      // As if the session had begun in another minute: the resume below then opens its file
+      // for this minute, as it does when a session is resumed a minute or more after it began.
+      const [file = ''] = sessionFiles();
+      expect(file).toMatch(new RegExp(`-${id.slice(0, 8)}\\.jsonl$`));
+      const earlier = file.replace(/T\d\d-\d\d-(\w{8})\.jsonl$/, (whole, short: string) => (whole.startsWith('T00-00') ? `T00-01-${short}.jsonl` : `T00-00-${short}.jsonl`));
+      expect(earlier).not.toBe(file);
+      renameSync(file, earlier);
+
+      const resumed = await run("session: 'latest' (cleanup on)", options('echo', { session: 'latest', prompt: 'second' }, cleaned));
+      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
+      expect(sessionFiles()).toHaveLength(1);
+
+      // Gemini CLI's cleanup runs at this start; the session is still there to resume after it.
+      const other = await run('another session (cleanup on)', options('text', {}, cleaned));
+      expect(other.at(-1)).toMatchObject({ type: 'terminal.completed' });
+      const again = await run('session: { resume: id } again (cleanup on)', options('echo', { session: { resume: id }, prompt: 'third' }, cleaned));
+      expect(again[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(again.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
+      // Both earlier turns are sent again.
       expect(server.requestsFor('echo')[1]?.messageCount).toBe(5);
     },
     SLOW,
