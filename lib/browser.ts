@@ -9,6 +9,23 @@ export type { EventSourceLike, EventSourceConstructor, EventLike } from './brows
 export { retryAgentRun, RETRY_BASE_DELAY_MS, RETRY_MAX_DELAY_MS, type RetryAgentRunOptions } from './operators/retry-agent-run.js';
 export { isRetryableFailure } from './operators/is-retryable-failure.js';
 
+// A run folded into one result (text, thoughts, tool calls, usage, terminal), as an operator or a promise
+export {
+  collectRun,
+  collectRunResult,
+  RunFailedError,
+  type CollectRunResultOptions,
+  type RunResult,
+  type BaseRunResult,
+  type CompletedRunResult,
+  type FailedRunResult,
+  type IncompleteRunResult,
+  type RunOutput,
+  type RunAttempt,
+  type RunToolCall,
+  type RunToolCallStatus,
+} from './operators/collect-run.js';
+
 // A one-prompt session read as a run
 export { sessionToRun } from './operators/session-to-run.js';
 

@@ -97,9 +97,10 @@ describe('agent-rx/browser', () => {
     expect(nodeImports(result.metafile)).toEqual([]);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs).toContain('lib/browser/from-agent-event-source.ts');
-    // Outside lib/browser: the messages and the retry operator with what it needs, nothing else.
+    // Outside lib/browser: the messages, the retry and collecting operators with what they need, nothing else.
     expect(inputs.filter((input) => input.startsWith('lib/') && !input.startsWith('lib/browser')).sort()).toEqual([
       'lib/messages.ts',
+      'lib/operators/collect-run.ts',
       'lib/operators/is-retryable-failure.ts',
       'lib/operators/retry-agent-run.ts',
       'lib/operators/session-to-run.ts',
@@ -172,6 +173,9 @@ describe('agent-rx/browser', () => {
         'RETRY_BASE_DELAY_MS',
         'RETRY_MAX_DELAY_MS',
         'isRetryableFailure',
+        'collectRun',
+        'collectRunResult',
+        'RunFailedError',
       ].sort(),
     );
     const source = new FakeEventSource('/run');
