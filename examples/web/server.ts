@@ -1,7 +1,8 @@
 // `npm run web`: a page that runs a coding agent through agent-rx and streams it to the browser.
-// node:http only: GET / is the page, GET /app.js its script (examples/web/page.ts, bundled with
-// esbuild at startup), GET /run?prompt=… the run as server-sent events (serveSse over the run of
-// the chosen agent of the table: pi, Claude Code or Codex, replayed or real).
+// node:http only: GET / is the page (which says whether a recording is replayed or the agent
+// runs: `data-mode` and `data-recording`), GET /app.js its script (examples/web/page.ts, bundled
+// with esbuild at startup), GET /run?prompt=… the run as server-sent events (serveSse over the run
+// of the chosen agent of the table: pi, Claude Code, Codex or Gemini CLI, replayed or real).
 // Stop on the page, or closing the tab, closes the EventSource; the response closes, serveSse
 // unsubscribes, and the agent's process tree is stopped.
 // With a fleet (`--fleet <redis-url>`, AGENT_RX_FLEET, or the `fleet` option), runs go to
@@ -54,7 +55,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
   const described = options.fleet === undefined ? describeAgent(agent) : `${describeAgent(agent)}, on the fleet's workers (a stream that drops resumes)`;
-  const html = page.replace('<!--agent-->', escapeHtml(described)).replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT));
+  // The page's mode, for its script: a replay plays its recording whatever the prompt, and the page says so.
+  const html = page
+    .replace('<!--agent-->', escapeHtml(described))
+    .replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT))
+    .replace('<!--mode-->', agent.kind)
+    .replace('<!--recording-->', agent.kind === 'replay' ? escapeHtml(agent.transcript) : '');
   const fleet: FleetRuns | null = options.fleet === undefined ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
   const stopping = new Set<Promise<void>>();
   let runs = 0;

@@ -85,8 +85,10 @@ describe('the web example with a fleet in Chromium', () => {
     await page.click('#run');
     const { agentPid, toolPid } = await toolPidsOn(page);
     expect([isAlive(agentPid), isAlive(toolPid)]).toEqual([true, true]);
+    expect(await page.locator('.tool').getAttribute('data-state')).toBe('running');
     await page.click('#stop');
     await page.locator('#status[data-state="stopped"]').waitFor();
+    expect(await page.locator('.tool').getAttribute('data-state')).toBe('stopped');
     await gone([agentPid, toolPid], 5_000); // long before the grace: the cancel did it
     expect((await worker.waitFor((line) => line.event === 'ended')).stopped).toBe('cancel');
     expect(logs).toContain('run 1: cancelled (Stop)');

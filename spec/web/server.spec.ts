@@ -52,10 +52,22 @@ describe('examples/web/server.ts', () => {
     expect(page).toMatchObject({ status: 200, type: 'text/html; charset=utf-8' });
     expect(page.body).toContain('replay of a recorded pi run: tool_call_then_text');
     expect(page.body).toContain('Run `echo hello` with bash, then tell me what it printed.</textarea>');
+    // The page is told that a recording is played, whatever the prompt.
+    expect(page.body).toContain('<main id="app" data-mode="replay" data-recording="tool_call_then_text">');
     const script = await fetchText('/app.js');
     expect(script).toMatchObject({ status: 200, type: 'text/javascript; charset=utf-8' });
     expect(script.body).toContain('fromAgentEventSource');
     expect(script.body).not.toMatch(/from\s*["']node:/);
+  });
+
+  it('tells the page that the real agent runs, with no recording', async () => {
+    const real = await startWebServer({ agent: { kind: 'real', agent: 'pi', executable: 'pi' }, log: () => undefined });
+    try {
+      const page = await fetchText('/', {}, real.url);
+      expect(page.body).toContain('<main id="app" data-mode="real" data-recording="">');
+    } finally {
+      await real.close();
+    }
   });
 
   it('streams a run as server-sent CliMessages and ends the response after the terminal message', async () => {
