@@ -51,6 +51,8 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
   --provider <name>     passed to ${PROVIDER_AGENTS.join(' or ')}
   --model <id>          passed to the agent
   --executable <path>   another executable of the agent, for --real
+  --session             with --real: one agent process for the whole conversation (the agent
+                        remembers it); Stop aborts the running turn, End session ends the process
   --fleet <redis-url>   run on agent-rx/fleet workers instead of here (also: AGENT_RX_FLEET):
                         redis://host:port, rediss://…, unix:///path/redis.sock. The workers decide
                         what runs (no --executable; a replay's transcript goes as the model), and
@@ -65,6 +67,10 @@ interface RealRun<K extends AgentName> {
   readonly agent: K;
   readonly model?: string;
   readonly executable?: string;
+  /** Added to the agent's environment (its configuration directory, say). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The agent's working directory. Default: the server's. */
+  readonly cwd?: string;
 }
 
 /** Which agent a run starts: the bundled replay of one of its recorded runs, or the real agent. */
@@ -74,7 +80,7 @@ export type AgentChoice =
   | (RealRun<ProviderAgent> & { readonly provider?: string });
 
 export type WebRequest =
-  | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice; readonly fleet?: string }
+  | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice; readonly fleet?: string; readonly session?: true }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
 
@@ -93,6 +99,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
         model: { type: 'string' },
         executable: { type: 'string' },
         fleet: { type: 'string' },
+        session: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -122,6 +129,9 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (fleet !== undefined && values.executable !== undefined) {
     return { kind: 'usage-error', message: '--executable is for runs on this machine: with --fleet, the workers decide what runs' };
   }
+  // A replay plays one recorded run and exits: there is no interactive agent to keep.
+  if (values.session === true && !real) return { kind: 'usage-error', message: '--session keeps one process of the real agent: add --real (a replay has no interactive agent)' };
+  if (values.session === true && fleet !== undefined) return { kind: 'usage-error', message: "--session runs the agent here: it does not go with --fleet (the fleet's runs are one-shot)" };
   const onFleet = fleet === undefined ? {} : { fleet };
   if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet };
   const passed = {
@@ -132,7 +142,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   const agent: AgentChoice = takesProvider(name)
     ? { ...passed, agent: name, ...(values.provider === undefined ? {} : { provider: values.provider }) }
     : { ...passed, agent: name };
-  return { kind: 'serve', port, agent, ...onFleet };
+  return { kind: 'serve', port, agent, ...onFleet, ...(values.session === true ? { session: true as const } : {}) };
 }
 
 /**
@@ -146,6 +156,7 @@ export interface WebRunOptions {
   readonly model?: string;
   readonly provider?: string;
   readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
 }
 
 // The run options of one run: Node running the replay script (a transcript is a "model"), or the agent.
@@ -153,11 +164,20 @@ export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: 
   if (agent.kind === 'replay') {
     return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
   }
+  return { prompt, ...sessionOptionsFor(agent) };
+}
+
+/** What a session of the real agent is given: a run's options, but no prompt (the commands bring them). */
+export type WebSessionOptions = Omit<WebRunOptions, 'prompt' | 'executableArgs'>;
+
+// The options of one session of the real agent.
+export function sessionOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessionOptions {
   return {
-    prompt,
     ...('provider' in agent ? { provider: agent.provider } : {}),
     ...(agent.model === undefined ? {} : { model: agent.model }),
     ...(agent.executable === undefined ? {} : { executable: agent.executable }),
+    ...(agent.env === undefined ? {} : { env: agent.env }),
+    ...(agent.cwd === undefined ? {} : { cwd: agent.cwd }),
   };
 }
 

@@ -6,8 +6,12 @@
 // reconnect after a drop, the run goes on where it stopped, and Stop cancels it by its id.
 // The server renders its mode into the page (`data-mode`, `data-recording` on <main>): in replay
 // mode the agent plays a recording and does not read the prompt, and the page says so.
+// In session mode (`data-mode="session"`) one agent process answers the whole conversation: the
+// first prompt opens a session (GET /session, see sessions.ts), each prompt is a turn (a block),
+// Enter while a turn runs queues the prompt as a follow-up (the next turn), Stop aborts the running
+// turn (the process stays), and End session ends the process.
 import type { Subscription } from 'rxjs';
-import { fromAgentEventSource, isTerminal, type CliMessage, type TerminalMessage } from '../../lib/browser.js';
+import { fromAgentEventSource, isTerminal, SessionMessageSchema, type CliMessage, type SessionCommand, type SessionMessage, type TerminalMessage } from '../../lib/browser.js';
 import { resumingEventSource } from './resumable.js';
 
 const app = byId('app', HTMLElement);
@@ -19,11 +23,16 @@ const banner = byId('mode-banner', HTMLElement);
 const runButton = byId('run', HTMLButtonElement);
 const stopButton = byId('stop', HTMLButtonElement);
 const clearButton = byId('clear', HTMLButtonElement);
+const endButton = byId('end-session', HTMLButtonElement);
+const agentNote = byId('agent-note', HTMLElement);
+const hint = byId('prompt-hint', HTMLElement);
 const status = byId('status', HTMLElement);
 const transcript = byId('transcript', HTMLElement);
 
 /** The recording a replay server plays for every prompt; `null` when the agent itself runs. */
 const recording = app.dataset['mode'] === 'replay' ? (app.dataset['recording'] ?? '') : null;
+/** Whether one agent process answers the whole conversation (the server's session mode). */
+const sessionMode = app.dataset['mode'] === 'session';
 
 /** The run on screen: its subscription, its block, and the fleet's id of it once its stream said it. */
 interface CurrentRun {
@@ -41,6 +50,17 @@ if (recording !== null) {
   promptInput.placeholder = 'Any prompt: the recording plays the same run';
 }
 
+if (sessionMode) {
+  banner.hidden = false;
+  banner.dataset['kind'] = 'session';
+  banner.textContent =
+    'Session mode · one session: the agent remembers the conversation. One agent process answers every prompt until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process.';
+  agentNote.textContent = 'streamed with server-sent events; Stop aborts the running turn, End session or closing the tab ends the agent.';
+  hint.textContent = 'Enter sends, Shift+Enter starts a new line. While a turn runs, Enter queues the prompt as a follow-up: the next turn.';
+  runButton.textContent = 'Send';
+  endButton.hidden = false;
+}
+
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   if (current !== null) return;
@@ -51,7 +71,8 @@ form.addEventListener('submit', (event) => {
   }
   showPromptError(null);
   promptInput.value = '';
-  start(prompt);
+  if (sessionMode) sendPrompt(prompt);
+  else start(prompt);
 });
 
 // Enter sends; Shift+Enter (or an input method composing) makes a new line.
@@ -68,6 +89,10 @@ promptInput.addEventListener('input', () => {
 // Unsubscribing closes the EventSource; the server sees its client leave and stops the agent. A
 // fleet's run outlives a closed stream for a while (it may reconnect): it is cancelled by its id.
 stopButton.addEventListener('click', () => {
+  if (sessionMode) {
+    abortTurn();
+    return;
+  }
   const run = current;
   if (run === null) return;
   run.subscription?.unsubscribe();
@@ -77,10 +102,15 @@ stopButton.addEventListener('click', () => {
 });
 
 clearButton.addEventListener('click', () => {
-  if (current !== null) return;
+  if (current !== null || live?.turn != null || (live?.queued.size ?? 0) > 0) return;
   transcript.replaceChildren();
   clearButton.disabled = true;
-  setStatus('idle', 'Idle');
+  // An open session stays open (the agent still remembers): only the screen is cleared.
+  if (live === null) setStatus('idle', 'Idle');
+});
+
+endButton.addEventListener('click', () => {
+  endSession();
 });
 
 // Closing or reloading the tab: the same cancel, as a beacon (it outlives the page).
@@ -112,6 +142,213 @@ function start(prompt: string): void {
     finish(message.type === 'terminal.completed' ? 'completed' : 'failed', shortEnd(message, performance.now() - startedAt));
   });
   if (current === run) run.subscription = subscription;
+}
+
+/** The open session: its stream, its id once the stream said it, its running turn and its queued prompts. */
+interface LiveSession {
+  readonly source: EventSource;
+  id: string | null;
+  /** Commands sent before the stream said the session's id. */
+  readonly unsent: SessionCommand[];
+  /** The prompts waiting for their turn, by command id. */
+  readonly queued: Map<string, RunBlock>;
+  turn: { readonly block: RunBlock; readonly number: number; readonly startedAt: number } | null;
+  readonly line: HTMLElement;
+  ending: boolean;
+}
+
+let live: LiveSession | null = null;
+let commandCount = 0;
+
+// A prompt of the conversation: it opens the session if none is open, starts a turn when none runs,
+// and is queued as a follow-up (the next turn) while one runs.
+function sendPrompt(prompt: string): void {
+  const session = live ?? openSession();
+  commandCount += 1;
+  const id = `c${String(commandCount)}`;
+  const busy = session.turn !== null || session.queued.size > 0;
+  const block = createRunBlock(transcript, prompt, 'queued');
+  block.note(busy ? 'queued as a follow-up: it runs as the next turn, after the running one' : 'sent to the session');
+  session.queued.set(id, block);
+  send(session, busy ? { type: 'follow-up', text: prompt, id } : { type: 'prompt', text: prompt, id });
+  updateSessionControls();
+}
+
+function openSession(): LiveSession {
+  const line = element('div', 'note session-line', 'session: starting the agent…');
+  transcript.append(line);
+  const session: LiveSession = { source: new EventSource('/session'), id: null, unsent: [], queued: new Map(), turn: null, line, ending: false };
+  live = session;
+  setStatus('running', 'Starting the agent…');
+  session.source.addEventListener('session', (event) => {
+    const id = readSessionId((event as MessageEvent<unknown>).data);
+    if (id === null || session.id !== null) return;
+    session.id = id;
+    for (const command of session.unsent.splice(0)) post(session, command);
+  });
+  session.source.addEventListener('message', (event) => {
+    const message = readSessionMessage((event as MessageEvent<unknown>).data);
+    if (message !== null) onSessionMessage(session, message);
+  });
+  // The stream closed before the session's terminal (the server went away): the server stops the
+  // agent with it. No reconnect: the session cannot be picked up again.
+  session.source.addEventListener('error', () => {
+    if (live !== session) return;
+    sessionOver(session, 'failed', '✗ Session failed · missing-terminal', "the session's stream closed before its end: the server stops the agent with it.");
+  });
+  updateSessionControls();
+  return session;
+}
+
+function send(session: LiveSession, command: SessionCommand): void {
+  if (session.id === null) session.unsent.push(command);
+  else post(session, command);
+}
+
+function post(session: LiveSession, command: SessionCommand): void {
+  if (session.id === null) return;
+  void fetch(`/session/${encodeURIComponent(session.id)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(command) }).then(
+    async (response) => {
+      if (response.ok || command.id === undefined) return;
+      const block = session.queued.get(command.id);
+      session.queued.delete(command.id);
+      block?.finish('failed', `✗ Not sent · HTTP ${String(response.status)}`, (await response.text()).trim());
+      updateSessionControls();
+    },
+    () => undefined, // the stream's end says it
+  );
+}
+
+// Stop: the running turn ends (`turn.failed`, aborted); the agent process stays for the next prompt.
+function abortTurn(): void {
+  const session = live;
+  if (session?.turn == null) return;
+  send(session, { type: 'abort' });
+  setStatus('running', `Aborting turn ${String(session.turn.number)}…`);
+  stopButton.disabled = true;
+}
+
+// End session: a running turn is aborted first, then the agent's input closes and it exits.
+function endSession(): void {
+  const session = live;
+  if (session === null || session.ending) return;
+  session.ending = true;
+  if (session.turn !== null) send(session, { type: 'abort' });
+  setStatus('running', 'Ending the session…');
+  updateSessionControls();
+  if (session.id === null) {
+    // Nothing sent yet: closing the stream stops the agent.
+    sessionOver(session, 'ended', '■ Session ended', 'The agent process ended with the session.');
+    return;
+  }
+  void fetch(`/session/${encodeURIComponent(session.id)}/end`, { method: 'POST' }).catch(() => undefined);
+}
+
+function onSessionMessage(session: LiveSession, message: SessionMessage): void {
+  if (live !== session) return;
+  switch (message.type) {
+    case 'input.accepted':
+      if (message.as === 'follow-up' && message.commandId !== undefined) session.queued.get(message.commandId)?.note(`queued after turn ${String(message.turn)} (a follow-up)`);
+      return;
+    case 'input.dropped': {
+      const block = message.commandId === undefined ? undefined : session.queued.get(message.commandId);
+      if (block === undefined || message.commandId === undefined) return;
+      session.queued.delete(message.commandId);
+      block.finish(message.reason === 'aborted' || message.reason === 'session-ended' ? 'stopped' : 'failed', `■ Not run · ${message.reason}`, message.message);
+      updateSessionControls();
+      return;
+    }
+    case 'turn.started': {
+      const waiting = message.commandId === undefined ? undefined : session.queued.get(message.commandId);
+      if (message.commandId !== undefined) session.queued.delete(message.commandId);
+      const block = waiting ?? createRunBlock(transcript, message.prompt, 'queued');
+      block.begin(`turn ${String(message.turn)}`);
+      session.turn = { block, number: message.turn, startedAt: performance.now() };
+      setStatus('running', `Turn ${String(message.turn)} running…`);
+      updateSessionControls();
+      return;
+    }
+    case 'turn.completed':
+    case 'turn.failed': {
+      const turn = session.turn;
+      if (turn === null) return;
+      session.turn = null;
+      const seconds = `${((performance.now() - turn.startedAt) / 1000).toFixed(1)} s`;
+      if (message.type === 'turn.completed') {
+        const tokens = message.usage === undefined ? '' : ` · ${message.usage.totalTokens} tokens`;
+        const reason = message.stopReason === 'end_turn' ? '' : ` · ${message.stopReason}`;
+        turn.block.finish('completed', `✓ Completed${reason}${tokens} · ${seconds}`, null);
+        setStatus('completed', `✓ Turn ${String(message.turn)} completed`);
+      } else if (message.reason === 'aborted') {
+        turn.block.finish('stopped', `■ Aborted · ${seconds}`, 'Stop aborted this turn; the agent process stays for the next prompt.');
+        setStatus('stopped', `■ Turn ${String(message.turn)} aborted · the agent process stays`);
+      } else {
+        turn.block.finish('failed', `✗ Failed · ${message.reason} · ${seconds}`, message.message);
+        setStatus('failed', `✗ Turn ${String(message.turn)} failed · ${message.reason}`);
+      }
+      updateSessionControls();
+      return;
+    }
+    case 'terminal.completed':
+      sessionOver(session, 'ended', `■ Session ended${message.usage === undefined ? '' : ` · ${message.usage.totalTokens} tokens in all`}`, 'The agent process has exited.');
+      return;
+    case 'terminal.failed':
+      sessionOver(session, 'failed', `✗ Session failed · ${message.reason}`, message.message);
+      return;
+    default:
+      // The agent's session id goes on the session's line; other content into the running turn,
+      // and outside one (a warning) a note.
+      if (message.type === 'session.started' || message.type === 'session.resumed') session.line.textContent = `session ${message.sessionId} · one agent process for the conversation`;
+      else if (session.turn !== null) session.turn.block.show(message);
+      else if (message.type === 'agent.warning') transcript.append(element('div', 'note', `the agent warns: ${message.message}`));
+  }
+}
+
+// The session is over: its terminal, shown at the end of the conversation. The next prompt opens a new one.
+function sessionOver(session: LiveSession, state: 'ended' | 'failed', title: string, detail: string): void {
+  live = null;
+  session.source.close();
+  session.turn?.block.finish('failed', '✗ Failed · the session ended first', detail);
+  for (const block of session.queued.values()) block.finish('stopped', '■ Not run · session-ended', 'The session ended before this prompt ran.');
+  const end = element('div', 'session-end');
+  end.dataset['state'] = state;
+  end.append(element('div', 'session-end-title', title), element('div', 'outcome-message', detail));
+  transcript.append(end);
+  end.scrollIntoView({ block: 'end' });
+  setStatus(state, state === 'ended' ? '■ Session ended' : title);
+  updateSessionControls();
+}
+
+function updateSessionControls(): void {
+  const session = live;
+  const turnRuns = session?.turn != null;
+  runButton.disabled = session?.ending === true;
+  runButton.textContent = turnRuns ? 'Follow up' : 'Send';
+  stopButton.disabled = !turnRuns || session.ending;
+  endButton.disabled = session === null || session.ending;
+  clearButton.disabled = turnRuns || (session?.queued.size ?? 0) > 0 || transcript.childElementCount === 0;
+}
+
+function readSessionId(data: unknown): string | null {
+  if (typeof data !== 'string') return null;
+  try {
+    const value: unknown = JSON.parse(data);
+    const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
+    return typeof id === 'string' && id !== '' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+// One event's data as a SessionMessage; anything else (another version's message) is skipped.
+function readSessionMessage(data: unknown): SessionMessage | null {
+  if (typeof data !== 'string') return null;
+  try {
+    const parsed = SessionMessageSchema.safeParse(JSON.parse(data));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 function finish(state: 'completed' | 'failed' | 'stopped', text: string): void {
@@ -167,8 +404,14 @@ const TOOL_STATE_TEXT: Readonly<Record<ToolState, string>> = {
   unfinished: '? no result',
 };
 
-/** One run of the conversation on the page. */
+/** One run (or one turn of a session) of the conversation on the page. */
 interface RunBlock {
+  /** A line of its own about it (queued, sent). */
+  note(text: string): void;
+  /** A queued prompt's turn began. */
+  begin(label: string): void;
+  /** It ended: its outcome, and tools still running end with it (completed: no result). */
+  finish(state: 'completed' | 'failed' | 'stopped', title: string, detail: string | null): void;
   /** Renders one of the run's messages. */
   show(message: CliMessage): void;
   /** The run ended by itself: its outcome, and tools still running end with it. */
@@ -179,15 +422,17 @@ interface RunBlock {
 
 // Appends a run's block to `root` (its prompt first) and renders the run into it: text as it
 // streams, tools as cards, the outcome at the end.
-function createRunBlock(root: HTMLElement, prompt: string): RunBlock {
+function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 'queued' = 'running'): RunBlock {
   const block = element('article', 'run');
-  block.dataset['state'] = 'running';
+  block.dataset['state'] = initial;
   const body = element('div', 'run-body');
   const outcome = element('div', 'outcome');
   outcome.hidden = true;
   block.append(element('div', 'prompt', prompt));
   if (recording !== null) block.append(element('div', 'note replayed', `a recording is played (${recording}): the agent does not read this prompt`));
-  block.append(body, outcome);
+  const about = element('div', 'note turn-note');
+  about.hidden = true;
+  block.append(about, body, outcome);
   root.append(block);
   block.scrollIntoView({ block: 'end' });
 
@@ -278,8 +523,26 @@ function createRunBlock(root: HTMLElement, prompt: string): RunBlock {
     }
   };
 
+  const finish = (state: 'completed' | 'failed' | 'stopped', title: string, detail: string | null) => {
+    if (state === 'completed') endTools('unfinished', TOOL_STATE_TEXT.unfinished);
+    else if (state === 'stopped') endTools('stopped', '■ stopped with the turn');
+    else endTools('failed', '✗ failed: the turn ended first');
+    end(state, title, detail);
+  };
+
   return {
     show,
+    note: (text) => {
+      about.hidden = false;
+      about.textContent = text;
+    },
+    begin: (label) => {
+      block.dataset['state'] = 'running';
+      about.hidden = false;
+      about.textContent = label;
+      block.scrollIntoView({ block: 'end' });
+    },
+    finish,
     ended: (message, { title, detail }) => {
       if (message.type === 'terminal.completed') {
         endTools('unfinished', TOOL_STATE_TEXT.unfinished);

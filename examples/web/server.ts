@@ -9,6 +9,9 @@
 // agent-rx/fleet workers instead, and a stream that drops resumes where it stopped: see
 // fleet-runs.ts (who holds a run, when it is cancelled) and resumable.ts (the event ids). Stop is
 // then also a POST /cancel?run=<id>.
+// In session mode (`--session`, or the `session` option; the real agent only, no fleet), one agent
+// process answers the whole conversation: GET /session, POST /session/<id>, POST
+// /session/<id>/end (see sessions.ts). The page says so (`data-mode="session"`).
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,10 +19,24 @@ import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap, type Observable } from 'rxjs';
-import { AGENTS, isTerminal, stopAllRuns, type CliMessage, type StopReport } from '../../lib/index.js';
+import { AGENTS, isTerminal, stopAllRuns, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
 import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
-import { DEFAULT_AGENT, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, fleetSpecFor, parseWebArgs, runOptionsFor, USAGE, type AgentChoice, type WebRunOptions } from './options.js';
+import {
+  DEFAULT_AGENT,
+  DEFAULT_PROMPT,
+  DEFAULT_TRANSCRIPTS,
+  describeAgent,
+  fleetSpecFor,
+  parseWebArgs,
+  runOptionsFor,
+  sessionOptionsFor,
+  USAGE,
+  type AgentChoice,
+  type WebRunOptions,
+  type WebSessionOptions,
+} from './options.js';
 import { isRunId } from './resumable.js';
+import { createWebSessions, type WebSessions } from './sessions.js';
 import { serveSse } from './sse.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -39,6 +56,13 @@ export interface WebServerOptions {
    * model (a replay: its transcript) and the provider of each run's spec.
    */
   readonly fleet?: WebFleetOptions;
+  /**
+   * Session mode: one agent process for the whole conversation (GET /session, POST /session/<id>,
+   * POST /session/<id>/end). Only with the real agent (`agent.kind: 'real'`), not with a fleet.
+   */
+  readonly session?: boolean;
+  /** Called when a session's process is gone (after its end, or after its stream closed), with its report. */
+  readonly onSessionStopped?: (report: StopReport, session: string) => void;
   /** Where the one-line logs go. Default: stdout. */
   readonly log?: (line: string) => void;
 }
@@ -53,13 +77,29 @@ export interface WebServer {
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
   const agent = options.agent ?? { kind: 'replay', agent: DEFAULT_AGENT, transcript: DEFAULT_TRANSCRIPTS[DEFAULT_AGENT] };
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
+  if (options.session === true && agent.kind !== 'real') throw new TypeError('session mode needs the real agent: a replay has no interactive agent');
+  if (options.session === true && options.fleet !== undefined) throw new TypeError("session mode runs the agent here: it does not go with a fleet (the fleet's runs are one-shot)");
+  const sessions: WebSessions | null =
+    options.session === true && agent.kind === 'real'
+      ? createWebSessions({
+          agentName: AGENTS[agent.agent].displayName,
+          log,
+          session: (onStopped) => startSession(agent, { ...sessionOptionsFor(agent), onStopped }),
+          ...(options.onSessionStopped === undefined ? {} : { onStopped: options.onSessionStopped }),
+        })
+      : null;
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
-  const described = options.fleet === undefined ? describeAgent(agent) : `${describeAgent(agent)}, on the fleet's workers (a stream that drops resumes)`;
+  const described =
+    options.fleet !== undefined
+      ? `${describeAgent(agent)}, on the fleet's workers (a stream that drops resumes)`
+      : sessions !== null
+        ? `${describeAgent(agent)}, one session: one process for the conversation`
+        : describeAgent(agent);
   // The page's mode, for its script: a replay plays its recording whatever the prompt, and the page says so.
   const html = page
     .replace('<!--agent-->', escapeHtml(described))
     .replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT))
-    .replace('<!--mode-->', agent.kind)
+    .replace('<!--mode-->', sessions === null ? agent.kind : 'session')
     .replace('<!--recording-->', agent.kind === 'replay' ? escapeHtml(agent.transcript) : '');
   const fleet: FleetRuns | null = options.fleet === undefined ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
   const stopping = new Set<Promise<void>>();
@@ -137,9 +177,31 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     }
   };
 
+  // Session mode: a new session (its stream), a command, its end.
+  const routeSession = (webSessions: WebSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+    const [, , id = '', action, ...rest] = url.pathname.split('/');
+    if (url.pathname === '/session') {
+      if (request.method !== 'GET') reply(response, 405, 'only GET\n');
+      else if (!fromThisPage(request, address().port)) reply(response, 403, 'sessions start only from this page\n');
+      // A reconnecting EventSource: its session ended with the stream that dropped.
+      else if (request.headers['last-event-id'] !== undefined) reply(response, 204, '');
+      else webSessions.open(response);
+    } else if (id === '' || rest.length > 0 || (action !== undefined && action !== 'end')) {
+      reply(response, 404, 'not found\n');
+    } else if (request.method !== 'POST') {
+      reply(response, 405, 'only POST\n');
+    } else if (!fromThisPage(request, address().port)) {
+      reply(response, 403, 'sessions are driven only from this page\n');
+    } else {
+      webSessions.post(request, response, id, action === 'end' ? 'end' : 'command');
+    }
+  };
+
   const route = (request: IncomingMessage, response: ServerResponse): void => {
     const url = new URL(request.url ?? '/', `http://${HOST}`);
-    if (fleet !== null && (url.pathname === '/run' || url.pathname === '/cancel')) {
+    if (sessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
+      routeSession(sessions, request, response, url);
+    } else if (fleet !== null && (url.pathname === '/run' || url.pathname === '/cancel')) {
       routeFleet(fleet, request, response, url);
     } else if (request.method !== 'GET') {
       reply(response, 405, 'only GET\n');
@@ -184,7 +246,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         });
       });
       server.closeAllConnections(); // open streams close, and each unsubscribes its run
-      await Promise.all([closed, ...stopping, fleet?.close()]);
+      await Promise.all([closed, ...stopping, fleet?.close(), sessions?.close()]);
     },
   };
 }
@@ -192,6 +254,14 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
 // One run of the chosen agent, through its entry in the table.
 function runAgent(agent: AgentChoice, options: WebRunOptions & { readonly onStopped: (report: StopReport) => void }): Observable<CliMessage> {
   return AGENTS[agent.agent].run(options);
+}
+
+// One session of the real agent, through its entry in the table.
+function startSession(
+  agent: Extract<AgentChoice, { kind: 'real' }>,
+  options: WebSessionOptions & { readonly onStopped: (report: StopReport) => void },
+): (commands: Observable<SessionCommand>) => Observable<SessionMessage> {
+  return AGENTS[agent.agent].session(options);
 }
 
 // The page's script with agent-rx/browser, rxjs and zod in one ES module.
@@ -242,8 +312,13 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     process.stderr.write(`${request.message}\n\n${USAGE}`);
     process.exitCode = 2;
   } else {
-    const server = await startWebServer({ port: request.port, agent: request.agent, ...(request.fleet === undefined ? {} : { fleet: { connection: request.fleet } }) });
-    const where = request.fleet === undefined ? '' : ` · on the fleet at ${withoutPassword(request.fleet)}`;
+    const server = await startWebServer({
+      port: request.port,
+      agent: request.agent,
+      ...(request.fleet === undefined ? {} : { fleet: { connection: request.fleet } }),
+      ...(request.session === true ? { session: true } : {}),
+    });
+    const where = request.fleet === undefined ? (request.session === true ? ' · one session: one process for the conversation' : '') : ` · on the fleet at ${withoutPassword(request.fleet)}`;
     process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}${where}\n${server.url}\n`);
     // Ctrl-C, SIGTERM or SIGHUP: close (open streams end, which stops their runs), wait until
     // every run's processes are gone, then exit as a shell would (130, 143, 129). A second

@@ -7,6 +7,16 @@ export async function replayAgentsOfThisProcess(): Promise<number[]> {
   return entries.filter((entry) => entry.ppid === process.pid && !entry.zombie && commandLine(entry.pid).includes('pi-replay.mjs')).map((entry) => entry.pid);
 }
 
+/**
+ * Live processes started by this (test) process that run the real pi with a configuration of its
+ * own (PI_CODING_AGENT_DIR in their environment). By environment, not command line: pi renames its
+ * process (`process.title`), which rewrites its command line.
+ */
+export async function piAgentsOfThisProcess(): Promise<number[]> {
+  const { entries } = await readProcessTable();
+  return entries.filter((entry) => entry.ppid === process.pid && !entry.zombie && environment(entry.pid).includes('\0PI_CODING_AGENT_DIR=')).map((entry) => entry.pid);
+}
+
 /** `pid` and its live descendants, by parent pid. */
 export async function treeOf(pid: number): Promise<number[]> {
   const { entries } = await readProcessTable();
@@ -29,6 +39,14 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what: s
 function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'latin1').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+function environment(pid: number): string {
+  try {
+    return `\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}`;
   } catch {
     return '';
   }

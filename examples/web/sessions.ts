@@ -1,0 +1,179 @@
+// Session mode of the web example: one agent process for a whole conversation.
+//
+//   GET  /session              an SSE stream that starts a session (one agent process). Its first
+//                              event is `event: session` with data `{"id":…}`, then every
+//                              SessionMessage of the session as `data:` JSON; it ends after the
+//                              session's terminal message.
+//   POST /session/<id>         one command, a SessionCommand as JSON (prompt, follow-up, steer,
+//                              abort): 202, and the answer comes in the stream (input.accepted or
+//                              input.dropped, then the turn).
+//   POST /session/<id>/end     ends the session after its running turn: the agent's input is
+//                              closed, it exits, and the stream ends with the session's terminal.
+//
+// The session lives as long as its stream: a closed tab or a dropped stream unsubscribes it, which
+// is the stop sequence (as for a one-shot run): the agent's process tree is stopped. A reconnect
+// cannot pick it up again (the server answers 204).
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { concat, defer, finalize, map, of, Subject, tap, type Observable } from 'rxjs';
+import { isTerminal, SessionCommandSchema, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
+import { serveSseEvents, type SseEvent } from './sse.js';
+
+/** The type of the first event of a session's stream. */
+export const SESSION_EVENT = 'session';
+
+/** The largest command body taken, in bytes. */
+export const MAX_COMMAND_BYTES = 64 * 1024;
+
+/** The sessions of one server. */
+export interface WebSessions {
+  /** Starts a session and streams it to `response`. */
+  open(response: ServerResponse): void;
+  /** Handles POST /session/<id> and POST /session/<id>/end. */
+  post(request: IncomingMessage, response: ServerResponse, id: string, action: 'command' | 'end'): void;
+  /** Stops every session (the stop sequence) and waits until their processes are gone. */
+  close(): Promise<void>;
+}
+
+export interface WebSessionsOptions {
+  /** The session of one conversation, its process's `onStopped` given. */
+  readonly session: (onStopped: (report: StopReport) => void) => (commands: Observable<SessionCommand>) => Observable<SessionMessage>;
+  /** The agent's name, for the logs. */
+  readonly agentName: string;
+  readonly log: (line: string) => void;
+  /** Called when a session's process is gone, with its report. */
+  readonly onStopped?: (report: StopReport, id: string) => void;
+}
+
+export function createWebSessions(options: WebSessionsOptions): WebSessions {
+  const { log } = options;
+  const sessions = new Map<string, { readonly commands: Subject<SessionCommand>; readonly response: ServerResponse }>();
+  const stopping = new Set<Promise<void>>();
+
+  const open = (response: ServerResponse): void => {
+    const id = randomUUID();
+    const commands = new Subject<SessionCommand>();
+    let count = 0;
+    const messages$ = defer(() => {
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      stopping.add(settled);
+      sessions.set(id, { commands, response });
+      const startedAt = performance.now();
+      log(`session ${id}: ${options.agentName} started`);
+      const onStopped = (report: StopReport): void => {
+        stopping.delete(settled);
+        settle();
+        if (report.requested) log(`session ${id}: stopped; pid ${String(report.pid)} gone (${report.confirmed ? 'confirmed' : `survivors: ${report.survivors.join(', ')}`})`);
+        options.onStopped?.(report, id);
+      };
+      return commands.pipe(options.session(onStopped)).pipe(
+        tap((message) => {
+          if (message.type === 'turn.started') log(`session ${id}: turn ${message.turn} started`);
+          if (message.type === 'turn.completed' || message.type === 'turn.failed') log(`session ${id}: ${message.type} (turn ${message.turn})`);
+          if (isTerminal(message)) log(`session ${id}: ${message.type} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+        }),
+        finalize(() => sessions.delete(id)),
+      );
+    });
+    const first: SseEvent = { event: SESSION_EVENT, id: `${id}/0`, data: JSON.stringify({ id }) };
+    serveSseEvents(
+      response,
+      concat(
+        of(first),
+        messages$.pipe(
+          map((message): SseEvent => {
+            count += 1;
+            return { id: `${id}/${String(count)}`, data: JSON.stringify(message) };
+          }),
+        ),
+      ),
+    );
+  };
+
+  const post = (request: IncomingMessage, response: ServerResponse, id: string, action: 'command' | 'end'): void => {
+    const session = sessions.get(id);
+    if (session === undefined) {
+      request.resume();
+      reply(response, 404, 'no such session (it ended, or its stream closed)\n');
+      return;
+    }
+    if (action === 'end') {
+      request.resume();
+      session.commands.complete();
+      reply(response, 202, 'the session ends after its running turn\n');
+      return;
+    }
+    readBody(request, MAX_COMMAND_BYTES).then(
+      (body) => {
+        if (body === null) {
+          reply(response, 413, `a command is at most ${String(MAX_COMMAND_BYTES)} bytes\n`);
+          return;
+        }
+        const command = parseCommand(body);
+        if (command === null) {
+          reply(response, 400, 'the body is not a session command (prompt, follow-up, steer or abort, as JSON)\n');
+          return;
+        }
+        // The session may have ended while the body was read.
+        const still = sessions.get(id);
+        if (still === undefined) reply(response, 404, 'no such session (it ended, or its stream closed)\n');
+        else {
+          still.commands.next(command);
+          reply(response, 202, 'sent: the answer comes in the stream\n');
+        }
+      },
+      () => {
+        reply(response, 400, 'the body could not be read\n');
+      },
+    );
+  };
+
+  return {
+    open,
+    post,
+    close: async () => {
+      // Their streams close with the server's connections; this stops them even if a stream is held.
+      for (const { response } of sessions.values()) response.destroy();
+      await Promise.all([...stopping]);
+    },
+  };
+}
+
+/** A command read from a request body, or `null` when it is not one (or a blank prompt). */
+export function parseCommand(body: string): SessionCommand | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  const parsed = SessionCommandSchema.safeParse(value);
+  if (!parsed.success) return null;
+  if (parsed.data.type !== 'abort' && parsed.data.text.trim() === '') return null;
+  return parsed.data;
+}
+
+// The body as text, or `null` when it is longer than `limit` bytes.
+function readBody(request: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) over = true;
+      else chunks.push(chunk);
+    });
+    request.on('end', () => {
+      resolve(over ? null : Buffer.concat(chunks).toString('utf8'));
+    });
+    request.on('error', reject);
+  });
+}
+
+function reply(response: ServerResponse, status: number, body: string): void {
+  if (response.headersSent) return;
+  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(body);
+}
