@@ -1,3 +1,19 @@
+/**
+ * `agent-rx`: runs the pi, Claude Code, Codex and Gemini CLI coding agents as cold RxJS
+ * Observables of one typed message stream ({@link CliMessage}). Each subscription starts one agent
+ * process; the stream ends with exactly one terminal message and completes; unsubscribing stops
+ * the agent and its whole process tree. Failures arrive in the stream, never as errors.
+ *
+ * @example
+ * runPi({ prompt: 'Fix the failing test' })
+ *   .pipe(retryAgentRun())
+ *   .subscribe((message) => {
+ *     if (message.type === 'assistant') process.stdout.write(message.text);
+ *   });
+ *
+ * @module agent-rx
+ */
+
 // Sources
 export { runPi } from './sources/run-pi.js';
 export { runClaudeCode } from './sources/run-claude-code.js';
@@ -14,8 +30,10 @@ export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type P
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
+export type { RunOverlay } from './sources/overlay-run.js';
+export type { SettingsOverlay } from './agents/shared/settings-overlay.js';
 export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './sessions/protocol.js';
-export type { TurnOutcome, SessionInput } from './sessions/session-machine.js';
+export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
 export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
 export { codexAppServerProtocol, type AppServerSessionState, type AppServerSessionOptions } from './agents/codex/app-server/session.js';
@@ -30,7 +48,7 @@ export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type Te
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
-export type { Dialect, MessageMapping, Conclusion } from './operators/dialect.js';
+export type { Dialect, MessageMapping, Conclusion, FailureDetails } from './operators/dialect.js';
 export type {
   AgentEvent,
   EventItem,
@@ -63,6 +81,7 @@ export type { RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSession } fr
 export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
 export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
 export { findCodexExecutable, type CodexExecutable } from './agents/codex/executable.js';
+export { findClaudeExecutable, type ClaudeExecutable } from './agents/claude/executable.js';
 export {
   CODEX_SANDBOX_MODES,
   CODEX_APPROVAL_POLICIES,

@@ -1,9 +1,10 @@
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { OperatorFunction } from 'rxjs';
+import { map, type OperatorFunction } from 'rxjs';
 import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
+import { directoryProblem, withFlagHint } from './checks.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
@@ -22,7 +23,8 @@ options:
   --provider <name>       pi's provider
   --model <id>            the model
   --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: the agent's own, on PATH)
+  --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex
+                          the native binary of their npm package, else claude or codex on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --approval-mode <mode>  gemini: what it may do without asking (yolo: every tool)
   --no-agent-retry        switch off the agent's own retries
@@ -105,13 +107,14 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   }
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
-  const session = (): OperatorFunction<SessionCommand, SessionMessage> => factory(options);
   // Build once now, so that invalid options are reported as usage errors, not when the chat starts.
+  let built: OperatorFunction<SessionCommand, SessionMessage>;
   try {
-    session();
+    built = factory(options);
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
+  const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(withFlagHint));
   const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
   return {
     kind: 'chat',
@@ -145,6 +148,9 @@ export function sessionOptionsOf(values: AgentOptionValues, agent: AgentName): C
   }
   const limits = parseLimits(values);
   if (typeof limits === 'string') return limits;
+  // Checked before the agent starts: a missing folder is the user's mistake, not a failed spawn.
+  const cwdProblem = values.cwd === undefined ? undefined : directoryProblem('--cwd', values.cwd);
+  if (cwdProblem !== undefined) return cwdProblem;
   const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
   return {
     ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),

@@ -9,7 +9,7 @@ import { acp } from './acp-command.js';
 import { worker } from './worker-command.js';
 import { chat } from './chat.js';
 import { createRenderer, renderIntro } from './render.js';
-import { describeRun, parseRunArgs, RUN_USAGE } from './run-command.js';
+import { describeRun, parseRunArgs, RUN_USAGE, type RunRequest } from './run-command.js';
 import { Spinner } from './spinner.js';
 import { onStopSignals } from './stop-signals.js';
 import { answeredUsage } from './usage.js';
@@ -30,10 +30,14 @@ const [command, ...rest] = process.argv.slice(2);
 if (command === '--version' || command === '-v') {
   const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
   process.stdout.write(`${version}\n`);
-} else if (command === undefined || command === '--help' || command === '-h') {
+} else if (command === '--help' || command === '-h') {
   process.stdout.write(USAGE);
+} else if (command === undefined) {
+  // No command is a usage error, as a wrong one is: the usage goes to stderr.
+  process.stderr.write(USAGE);
+  process.exitCode = 2;
 } else if (command === 'run') {
-  run(rest);
+  void run(rest);
 } else if (command === 'chat') {
   chat(rest);
 } else if (command === 'acp') {
@@ -45,9 +49,12 @@ if (command === '--version' || command === '-v') {
   process.exitCode = 2;
 }
 
-function run(argv: readonly string[]): void {
-  const request = parseRunArgs(argv);
-  if (answeredUsage('run', RUN_USAGE, request)) return;
+async function run(argv: readonly string[]): Promise<void> {
+  const stdinIsTerminal = isTerminalStream(process.stdin);
+  let request: RunRequest = parseRunArgs(argv, { stdinIsTerminal });
+  if (request.kind === 'read-stdin') request = parseRunArgs(argv, { stdinIsTerminal, stdin: await readStdin() });
+  if (request.kind === 'read-stdin' || answeredUsage('run', RUN_USAGE, request)) return;
+  if (request.notice !== undefined) process.stderr.write(`agent-rx run: ${request.notice}\n`);
   const out = (text: string): void => {
     if (text !== '') process.stdout.write(text);
   };
@@ -69,7 +76,7 @@ function run(argv: readonly string[]): void {
     spinner?.stop();
     out(renderer.render(message, elapsed()));
     // Between outputs that leave the cursor at a line start, say what is being waited for.
-    if (message.type === 'tool.call') spinner?.start(`running ${message.name}`);
+    if (message.type === 'tool.call' || message.type === 'tool.update') spinner?.start(`running ${message.name}`);
     else if (message.type !== 'assistant' && !isTerminal(message)) spinner?.start(`waiting for ${request.agent}`);
   };
 
@@ -102,4 +109,11 @@ function run(argv: readonly string[]): void {
     await request.stop?.();
     subscription.unsubscribe();
   });
+}
+
+// All of stdin, as text (the prompt of `agent-rx run -`).
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,5 +1,10 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { Observable } from 'rxjs';
+import { recognizesClaudeOutput } from '../agents/claude/recognize.js';
+import { recognizesCodexOutput } from '../agents/codex/recognize.js';
+import { recognizesGeminiOutput } from '../agents/gemini/recognize.js';
+import { recognizesPiOutput } from '../agents/pi/recognize.js';
+import type { AgentName } from '../agents/table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
 import { describe } from '../process/process-table.js';
@@ -44,4 +49,42 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
       stream.destroy();
     };
   });
+}
+
+/** Each agent's test of a line only it prints (its header, mostly). */
+const RECOGNIZERS: readonly (readonly [AgentName, (line: string) => boolean])[] = [
+  ['pi', recognizesPiOutput],
+  ['claude', recognizesClaudeOutput],
+  ['codex', recognizesCodexOutput],
+  ['gemini', recognizesGeminiOutput],
+];
+
+/** How many bytes and lines of a recording are looked at to tell its agent. */
+const HEAD_BYTES = 256 * 1024;
+const HEAD_LINES = 10;
+
+/**
+ * Which agent recorded the stdout file at `path`, from its first lines: `null` when none of them
+ * is one an agent recognises as its own. Throws what reading the file throws (ENOENT, EISDIR…).
+ */
+export function detectRecordingAgent(path: string): AgentName | null {
+  const head = Buffer.alloc(HEAD_BYTES);
+  const fd = openSync(path, 'r');
+  let length: number;
+  try {
+    length = readSync(fd, head, 0, HEAD_BYTES, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return detectAgentOfLines(head.subarray(0, length).toString('utf8').split('\n'));
+}
+
+/** The agent that recognises the first of `lines` any agent does (blank lines skipped), or `null`. */
+export function detectAgentOfLines(lines: readonly string[]): AgentName | null {
+  for (const line of lines.map((text) => text.trim()).filter((text) => text !== '').slice(0, HEAD_LINES)) {
+    for (const [agent, recognizes] of RECOGNIZERS) {
+      if (recognizes(line)) return agent;
+    }
+  }
+  return null;
 }

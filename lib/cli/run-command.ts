@@ -1,17 +1,20 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
+import { directoryProblem, withFlagHint } from './checks.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
-import { replayFile } from './replay.js';
+import { detectRecordingAgent, replayFile } from './replay.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
+       agent-rx run [options] -        the prompt read from stdin (read too when no prompt is
+                                       given and stdin is not a terminal)
 
 Runs a coding agent and shows its messages as they stream. Exit code: 0 when the run
 completed, 1 when it failed (a time limit that ran out included), 2 on a usage error. Ctrl-C
@@ -19,7 +22,8 @@ completed, 1 when it failed (a time limit that ran out included), 2 on a usage e
 143 or 129; a second signal ends at once.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi; for --replay, the agent
+                          whose output the recording's first lines are, else pi)
   --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
@@ -29,8 +33,9 @@ options:
   --sandbox <mode>        codex: ${CODEX_SANDBOX_MODES.join(', ')}
   --approval-mode <mode>  gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)
   --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: pi, claude or gemini on PATH; for codex the
-                          native binary of the @openai/codex package, else codex on PATH)
+  --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex the
+                          native binary of the @anthropic-ai/claude-code or @openai/codex package
+                          (its platform package), else claude or codex on PATH)
   --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
@@ -39,7 +44,8 @@ options:
   --grace <duration>      how long the agent may take to stop before it is killed (default 2s)
   --json                  one message per line (NDJSON), for jq and logs
   --replay <file>         replay a recorded stdout file of the agent through the same pipeline
-                          (offline; no agent runs; the prompt is optional)
+                          (offline; no agent runs; the prompt is optional, and stdin is read
+                          only for a prompt of -)
   --fleet <redis-url>     dispatch the run to the fleet's workers (agent-rx worker) instead of
                           running it here; the agent's executable and settings are the worker's
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
@@ -64,9 +70,21 @@ export type RunRequest =
       readonly fleet?: string;
       /** On a signal, besides `stopAllRuns()`: ends a fleet run in-band (cancelled, `stopped`). */
       readonly stop?: () => Promise<void>;
+      /** What the user should know before the run starts (on stderr): a replay's agent was not recognised. */
+      readonly notice?: string;
     }
   | { readonly kind: 'help' }
-  | { readonly kind: 'usage-error'; readonly message: string };
+  | { readonly kind: 'usage-error'; readonly message: string }
+  /** The prompt is stdin's: read it to its end, then parse again with it (`RunInput.stdin`). */
+  | { readonly kind: 'read-stdin' };
+
+/** What the command line's arguments may need besides themselves: stdin, for the prompt. */
+export interface RunInput {
+  /** Whether stdin is a terminal (default `true`: a prompt is never read from it unless it is `-`). */
+  readonly stdinIsTerminal?: boolean;
+  /** All of stdin, once read. */
+  readonly stdin?: string;
+}
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options, in ms. */
 export interface RunLimits {
@@ -77,7 +95,7 @@ export interface RunLimits {
 
 /** The longest time limit a timer can hold (2^31 - 1 ms, about 24.8 days). */
 const MAX_LIMIT_MS = 2 ** 31 - 1;
-const DURATION_OPTIONS = new Set(['--grace', '--timeout', '--idle-timeout']);
+const DURATION_OPTIONS: ReadonlySet<string> = new Set(['--grace', '--timeout', '--idle-timeout']);
 const DURATION_HINT = 'such as 5000 (ms), 90s, 10m or 2h';
 
 /** The options `run` and `chat` share, as node:util's parseArgs declares them. */
@@ -97,7 +115,7 @@ export const AGENT_OPTIONS = {
 } as const;
 
 // Parses `run`'s arguments with node:util's parseArgs; never throws on bad input.
-export function parseRunArgs(argv: readonly string[]): RunRequest {
+export function parseRunArgs(argv: readonly string[], input: RunInput = {}): RunRequest {
   let parsed;
   try {
     parsed = parseArgs({
@@ -105,6 +123,8 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
       allowPositionals: true,
       options: {
         ...AGENT_OPTIONS,
+        // No default: a replay without --agent is of the agent its recording shows.
+        agent: { type: 'string' },
         sandbox: { type: 'string' },
         thinking: { type: 'string' },
         session: { type: 'string' },
@@ -119,11 +139,16 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
-  const agent = values.agent;
-  if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
-  const prompt = positionals.join(' ').trim();
+  const named = values.agent ?? 'pi';
+  if (!isAgentName(named)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${named}` };
+  let agent: AgentName = named;
   const replay = values.replay;
-  if (prompt === '' && replay === undefined) return { kind: 'usage-error', message: 'a prompt is needed' };
+  // `-` reads the prompt from stdin; so does a missing prompt when stdin is piped (not for a replay).
+  const fromStdin = (positionals.length === 1 && positionals[0] === '-') || (positionals.length === 0 && replay === undefined && input.stdinIsTerminal === false);
+  if (fromStdin && input.stdin === undefined) return { kind: 'read-stdin' };
+  const prompt = fromStdin ? (input.stdin ?? '').trim() : positionals.join(' ').trim();
+  if (fromStdin && prompt === '') return { kind: 'usage-error', message: 'the prompt read from stdin is empty' };
+  if (prompt === '' && replay === undefined) return { kind: 'usage-error', message: 'a prompt is needed: as an argument, or - to read it from stdin' };
   if (values.thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(values.thinking)) {
     return { kind: 'usage-error', message: `--thinking must be one of ${PI_THINKING_LEVELS.join(', ')}` };
   }
@@ -159,9 +184,23 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };
   }
+  let notice: string | undefined;
   if (replay !== undefined) {
+    // Checked before anything runs: a recording that cannot be read is a usage error.
+    let detected;
+    try {
+      detected = detectRecordingAgent(replay);
+    } catch (error) {
+      return { kind: 'usage-error', message: `--replay ${replay} cannot be read: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    if (values.agent === undefined) {
+      agent = detected ?? 'pi';
+      if (detected === null) notice = `no agent's output recognised in the first lines of ${replay}; replaying it as pi's (choose the agent with --agent)`;
+    }
     const toMessages = AGENTS[agent].output({ resuming });
     source = () => replayFile(replay).pipe(toMessages);
+  } else if (values.cwd !== undefined && directoryProblem('--cwd', values.cwd) !== undefined) {
+    return { kind: 'usage-error', message: directoryProblem('--cwd', values.cwd) ?? '' };
   } else if (agent === 'pi') {
     const options = {
       ...common,
@@ -200,7 +239,9 @@ export function parseRunArgs(argv: readonly string[]): RunRequest {
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
-  return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source };
+  const built = source;
+  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: () => built().pipe(map(withFlagHint)) } as const;
+  return notice === undefined ? run : { ...run, notice };
 }
 
 /** A fleet run's options (the spec's): what the caller may choose, from the same flags as a local run. */
@@ -275,6 +316,15 @@ export function parseLimits(values: { readonly grace?: string | undefined; reado
 // parseArgs refuses `--grace -5` as ambiguous (the value looks like an option): hand such a value
 // over as `--grace=-5`, so that the validator says what is wrong with it.
 export function joinNegativeDurations(argv: readonly string[]): string[] {
+  return joinDashValues(argv, DURATION_OPTIONS);
+}
+
+/**
+ * Hands the value after one of `flags` over as `--flag=value` when it starts with a single dash
+ * (`-5`, `-1s`, `-x`), which parseArgs would refuse as ambiguous, so that the flag's own check says
+ * what is wrong with it. A value starting with `--` stays an option; after `--` nothing changes.
+ */
+export function joinDashValues(argv: readonly string[], flags: ReadonlySet<string>): string[] {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i] ?? '';
@@ -283,7 +333,7 @@ export function joinNegativeDurations(argv: readonly string[]): string[] {
       args.push(...argv.slice(i));
       break;
     }
-    if (DURATION_OPTIONS.has(arg) && next !== undefined && /^-[\d.]/.test(next)) {
+    if (flags.has(arg) && next !== undefined && /^-(?!-)./.test(next)) {
       args.push(`${arg}=${next}`);
       i += 1;
     } else {

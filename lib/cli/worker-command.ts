@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { AGENT_NAMES, isAgentName, type AgentName } from '../agents/table.js';
 import type { RunServer, ServeRunsOptions, WorkerAgents, WorkerRunEvent } from '../fleet.js';
 import { parseDuration } from './duration.js';
+import { joinDashValues } from './run-command.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 import { answeredUsage } from './usage.js';
 
@@ -26,7 +27,7 @@ options:
   --concurrency <n>       runs at once (default 1)
   --agents <list>         the agents it runs, comma-separated: ${AGENT_NAMES.join(', ')} (default pi)
   --executable <agent>=<path>
-                          an agent's executable (repeatable; default: the agent's own, on PATH)
+                          an agent's executable (repeatable; default: as for agent-rx run)
   --allow-cwd <dir>       a folder runs may ask to work in, with what is inside it (repeatable); a
                           run that asks for none works in the first; without any, runs work in this
                           folder and a run that asks for one is refused
@@ -83,12 +84,15 @@ const ConfigSchema = z.strictObject({
 });
 type Config = z.infer<typeof ConfigSchema>;
 
+/** Flags whose value is checked by the worker, so that `--drain -5` reaches that check (not parseArgs's "ambiguous"). */
+const CHECKED_VALUES: ReadonlySet<string> = new Set(['--concurrency', '--drain', '--heartbeat', '--heartbeat-ttl']);
+
 /** Parses `worker`'s arguments (and its `--config` file, read with `read`); never throws on bad input. */
 export function parseWorkerArgs(argv: readonly string[], read: (path: string) => string = (path) => readFileSync(path, 'utf8')): WorkerRequest {
   let values;
   try {
     ({ values } = parseArgs({
-      args: [...argv],
+      args: joinDashValues(argv, CHECKED_VALUES),
       allowPositionals: false,
       options: {
         redis: { type: 'string' },

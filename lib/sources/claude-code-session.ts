@@ -1,5 +1,6 @@
-import type { OperatorFunction } from 'rxjs';
+import { defer, type OperatorFunction } from 'rxjs';
 import { buildClaudeSessionInvocation } from '../agents/claude/args.js';
+import { findClaudeExecutable } from '../agents/claude/executable.js';
 import { claudeDialect } from '../agents/claude/dialect.js';
 import type { ClaudeCodeSessionOptions } from '../agents/claude/options.js';
 import { claudeSessionProtocol } from '../agents/claude/session.js';
@@ -14,7 +15,8 @@ import { runSession } from '../sessions/run-session.js';
  *
  * A steer is a user line sent into the running turn: Claude Code folds it in at the next tool
  * boundary, or answers it right after the current answer, within the same agent-rx turn. An abort
- * cancels the lines it has not taken yet and interrupts the turn; the process stays.
+ * cancels the lines it has not taken yet and interrupts the turn; the process stays. Without
+ * `executable`, the native binary is found as for `runClaudeCode`.
  *
  * @example
  * const commands = new Subject<SessionCommand>();
@@ -23,5 +25,9 @@ import { runSession } from '../sessions/run-session.js';
  */
 export function claudeCodeSession(options: ClaudeCodeSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
   const { command, args, processOptions, resuming } = buildClaudeSessionInvocation(options);
-  return runSession({ command, args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming }) });
+  const spec = { args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming }) };
+  // Every option is checked now, whichever executable is found later.
+  const session = runSession({ ...spec, command });
+  if (options.executable !== undefined) return session;
+  return (commands) => defer(() => commands.pipe(runSession({ ...spec, command: findClaudeExecutable({ ...process.env, ...processOptions.env }).command })));
 }

@@ -1,15 +1,26 @@
-import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, geminiOutputToMessages, piOutputToMessages, RUN_MARKER_ENV, type ProcessItem } from '../../lib/index.js';
+import {
+  claudeOutputToMessages,
+  CliMessageSchema,
+  codexOutputToMessages,
+  findClaudeExecutable,
+  geminiOutputToMessages,
+  piOutputToMessages,
+  RUN_MARKER_ENV,
+  type ProcessItem,
+} from '../../lib/index.js';
 import { parseDuration } from '../../lib/cli/duration.js';
 import { parseRunArgs, RUN_USAGE, type RunRequest } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
+import { createClaudeEnv, type ClaudeEnv } from '../conformance/claude-env.js';
+import { startFakeModelServer, type FakeModelServer } from '../conformance/fake-model-server.js';
 import { exit } from '../helpers/items.js';
 import { fixture, isAlive } from '../helpers/processes.js';
 import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
@@ -31,13 +42,22 @@ interface CliResult {
   stderr: string;
 }
 
-function cli(args: readonly string[], env: Record<string, string> = {}): Promise<CliResult> {
+// Runs the CLI with `input` piped on stdin (stdin is never a terminal here), then closed.
+function cli(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '', ...env } }, (error, stdout, stderr) => {
+    const child = execFile(process.execPath, [...CLI, ...args], { cwd: ROOT, env: definedEnv({ ...process.env, NO_COLOR: '', ...env }) }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
+    child.stdin?.end(input);
   });
 }
+
+// An environment without the variables set to `undefined` (removed).
+function definedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+const lastMessage = (stdout: string): Record<string, unknown> => JSON.parse(stdout.trimEnd().split('\n').at(-1) ?? '') as Record<string, unknown>;
 
 describe('agent-rx run --json', () => {
   it('prints one valid CliMessage per line, the same as the pipeline gives, and exits 0 on completion', async () => {
@@ -65,6 +85,32 @@ describe('agent-rx run --json', () => {
     const result = await cli(['run', '--json', '--agent', 'claude', '--replay', fixture('claude/tool-partial.jsonl')]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('"type":"tool.call"');
+  });
+
+  it.each([
+    ['claude', 'claude/tool.jsonl', claudeOutputToMessages],
+    ['codex', 'codex/tool.jsonl', codexOutputToMessages],
+    ['gemini', 'gemini/tool.jsonl', geminiOutputToMessages],
+    ['pi', 'pi/tool_call_then_text.jsonl', piOutputToMessages],
+  ] as const)('replays a %s recording without --agent: the agent is told by its first lines', async (agent, recording, toMessages) => {
+    const result = await cli(['run', '--json', '--replay', fixture(recording)]);
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+    const lines = readFileSync(fixture(recording), 'utf8').trimEnd().split('\n').map((text): ProcessItem => ({ kind: 'line', text }));
+    expect(result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(await lastValueFrom(from([...lines, exit()]).pipe(toMessages(), toArray())));
+    const shown = await cli(['run', '--replay', fixture(recording)]);
+    expect(shown.stdout.split('\n')[0]).toBe(`agent-rx · replay of ${basename(recording)} (${agent})`);
+  });
+
+  it('--agent overrides what the recording shows; a recording no agent recognises is replayed as pi, and stderr says so', async () => {
+    const overridden = await cli(['run', '--json', '--agent', 'pi', '--replay', fixture('claude/tool.jsonl')]);
+    expect(overridden.stderr).toBe('');
+    expect(lastMessage(overridden.stdout)).toMatchObject({ type: 'terminal.failed', reason: 'missing-terminal', message: expect.stringMatching(/^pi exited without an answer/) as unknown });
+    const unknown = join(scratch, 'unknown.jsonl');
+    writeFileSync(unknown, '{"hello":"world"}\n');
+    const fallback = await cli(['run', '--replay', unknown]);
+    expect(fallback.code).toBe(1);
+    expect(fallback.stderr).toBe(`agent-rx run: no agent's output recognised in the first lines of ${unknown}; replaying it as pi's (choose the agent with --agent)\n`);
+    expect(fallback.stdout.split('\n')[0]).toBe('agent-rx · replay of unknown.jsonl (pi)');
   });
 
   it('replays Codex output with --agent codex: an API error is an agent-error with its HTTP status', async () => {
@@ -98,13 +144,81 @@ describe('agent-rx run --json', () => {
     expect(JSON.parse(resumed.stdout.split('\n')[0] ?? '')).toEqual({ type: 'session.resumed', sessionId: '11111111-2222-4333-8444-555555555555' });
   });
 
-  it('reports an unreadable replay file as a failed run', async () => {
-    const result = await cli(['run', '--json', '--replay', join(scratch, 'missing.jsonl')]);
-    expect(result.code).toBe(1);
-    const terminal = JSON.parse(result.stdout.trimEnd().split('\n').at(-1) ?? '') as { reason: string; message: string };
-    expect(terminal.reason).toBe('setup');
-    expect(terminal.message).toMatch(/^the pi run's input could not be read: ENOENT: no such file/);
-    expect(terminal.message).not.toMatch(/ENOENT: ENOENT|Install pi/);
+  it('a replay file that cannot be read is a usage error, found before anything runs', async () => {
+    const missing = join(scratch, 'missing.jsonl');
+    const result = await cli(['run', '--json', '--replay', missing]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(result.stderr).toContain(`agent-rx run: --replay ${missing} cannot be read: ENOENT: no such file or directory`);
+    expect(result.stderr).not.toMatch(/ENOENT: ENOENT|Install/);
+    const folder = await cli(['run', '--replay', scratch]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`agent-rx run: --replay ${scratch} cannot be read: EISDIR`);
+  });
+
+  it.each([
+    ['run', ['hi']],
+    ['chat', []],
+  ] as const)('%s: a --cwd that is no folder is a usage error, not a failed spawn', async (command, rest) => {
+    const missing = join(scratch, 'no-such-dir');
+    const result = await cli([command, '--cwd', missing, ...rest]);
+    expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(result.stderr.startsWith(`agent-rx ${command}: --cwd ${missing}: no such directory\n`)).toBe(true);
+    expect(result.stderr).not.toContain('Install');
+    const file = await cli([command, '--cwd', CLI_MAIN, ...rest]);
+    expect(file.code).toBe(2);
+    expect(file.stderr).toContain(`--cwd ${CLI_MAIN} is not a directory`);
+  });
+
+  it('a missing executable: the spawn failure names the --executable flag, and its error code once', async () => {
+    const missing = join(scratch, 'no-such-agent');
+    const run = await cli(['run', '--json', '--executable', missing, 'hi']);
+    expect(run.code).toBe(1);
+    const terminal = lastMessage(run.stdout);
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'spawn' });
+    expect(terminal['message']).toBe(`pi could not be started: spawn ${missing} ENOENT. Install pi with \`npm install -g @mariozechner/pi-coding-agent\`, or pass \`--executable <path>\`.`);
+    const chat = await cli(['chat', '--agent', 'claude', '--executable', missing]);
+    expect(chat.code).toBe(1);
+    expect(chat.stdout).toContain(`spawn: Claude Code could not be started: spawn ${missing} ENOENT. Install Claude Code with \`npm install -g @anthropic-ai/claude-code\`, or pass \`--executable <path>\`.`);
+    expect(`${run.stdout}${chat.stdout}`).not.toMatch(/ENOENT: ENOENT|pass `executable`/);
+  });
+
+  it('without a command: the usage on stderr and exit 2; --help: the usage on stdout and exit 0', async () => {
+    const none = await cli([]);
+    expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(none.stderr).toMatch(/^usage: agent-rx <command>\n/);
+    const help = await cli(['--help']);
+    expect({ code: help.code, stderr: help.stderr, stdout: help.stdout }).toEqual({ code: 0, stderr: '', stdout: none.stderr });
+  });
+
+  it('reads the prompt from stdin for `-`, and when stdin is piped with no prompt argument', async () => {
+    const tell = fixture('gemini/tell-run.mjs');
+    const stdinOf = (stdout: string): string => {
+      const seen = JSON.parse(String(lastMessage(stdout)['stderr'])) as { stdin: { base64: string } };
+      return Buffer.from(seen.stdin.base64, 'base64').toString('utf8');
+    };
+    const dash = await cli(['run', '--json', '--agent', 'gemini', '--executable', tell, '-'], {}, '-p looks like a flag\nand a second line\n');
+    expect(stdinOf(dash.stdout)).toBe('-p looks like a flag\nand a second line');
+    const piped = await cli(['run', '--json', '--agent', 'gemini', '--executable', tell], {}, 'Piped prompt');
+    expect(stdinOf(piped.stdout)).toBe('Piped prompt');
+    const shown = await cli(['run', '--executable', REPLAY_AGENT, '--model', 'text'], { PI_REPLAY_SPEED: '0' }, 'Say hello\n');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split('\n').slice(0, 2)).toEqual(['agent-rx · pi', '> Say hello']);
+  });
+
+  it('an empty prompt is a usage error, from stdin too; a replay reads stdin only for `-`', async () => {
+    for (const [args, input, message] of [
+      [['run'], '', 'the prompt read from stdin is empty'],
+      [['run', '-'], ' \n\t\n', 'the prompt read from stdin is empty'],
+      [['run', ' '], 'ignored', 'a prompt is needed: as an argument, or - to read it from stdin'],
+    ] as const) {
+      const result = await cli(args, {}, input);
+      expect({ code: result.code, stdout: result.stdout, first: result.stderr.split('\n')[0] }).toEqual({ code: 2, stdout: '', first: `agent-rx run: ${message}` });
+    }
+    const replay = await cli(['run', '--replay', fixture('pi/text.jsonl')], {}, 'not a prompt');
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).not.toContain('not a prompt');
+    const dash = await cli(['run', '--replay', fixture('pi/text.jsonl'), '-'], {}, 'a prompt from stdin');
+    expect(dash.stdout.split('\n').slice(0, 2)).toEqual(['agent-rx · replay of text.jsonl (pi)', '> a prompt from stdin']);
   });
 
   it('runs a real agent process and prints the readable rendering when stdout is not a terminal', async () => {
@@ -179,6 +293,34 @@ describe('agent-rx run in a terminal (tmux)', () => {
     expect(shown).toContain('\u001b[2mthinking'); // the thought, dimmed
     expect(shown).toMatch(/✓ completed/);
     expect(shown).toContain('\u001b[32m'); // green status
+  });
+
+  // What a person reads: no colour codes.
+  const plain = (): string => execFileSync('tmux', ['capture-pane', '-p', '-t', session], { encoding: 'utf8' });
+
+  it("replays a Claude Code recording without --agent, stdin a terminal: the Bash call's command, its output, where the time went", async () => {
+    const exitFile = join(scratch, 'tty-claude.exit');
+    tmuxRun(['run', '--replay', fixture('claude/tool.jsonl')], {}, exitFile);
+    await waitFor(() => readExit(exitFile) !== null, 'the replay to end');
+    const shown = plain();
+    expect(readExit(exitFile)).toBe(0);
+    // Claude Code's dialect read it (pi's would end missing-terminal): the heading is checked off a terminal.
+    expect(shown).toMatch(/^▸ Bash {2}echo hello$/m);
+    expect(shown).toMatch(/^ {2}✓ Bash {2}hello$/m);
+    expect(shown).toMatch(/^✓ completed · 96 tokens \(84 in, 12 out, \$0\.0006\) · \d+(\.\d)?m?s · first token \d+(\.\d)?m?s · tools \d+(\.\d)?m?s \(1 call\)$/m);
+  });
+
+  it('shows a tool output that came as an update and as the result once', async () => {
+    const exitFile = join(scratch, 'tty-once.exit');
+    tmuxRun(['run', '--executable', REPLAY_AGENT, '--model', 'tool_call_then_text', 'Run a tool'], { PI_REPLAY_SPEED: '0' }, exitFile);
+    await waitFor(() => readExit(exitFile) !== null, 'the run to end');
+    const shown = plain();
+    expect(readExit(exitFile)).toBe(0);
+    // The tool's output line(s), whether streamed by its update or shown by its result.
+    const outputLines = shown.split('\n').filter((line) => /^ {2}[✓⋯] bash {2}hello$|^ {4}hello$/.test(line));
+    expect(outputLines).toEqual(['    hello']);
+    expect(shown).toMatch(/^▸ bash {2}echo hello\n {4}hello\n {2}✓ bash$/m);
+    expect(shown).toMatch(/ · tools \d+(\.\d)?m?s \(1 call\)$/m);
   });
 
   it('Ctrl-C mid-run stops the agent, exits 130, and leaves no process', async () => {
@@ -303,6 +445,26 @@ describe('agent-rx run: durations and time limits', () => {
     expect(result.stderr).toContain('--idle-timeout <duration>');
   });
 
+  it.each([
+    [['run', '--grace', '-abc', 'hi'], "agent-rx run: --grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-abc'"],
+    [['run', '--timeout', '-h', 'hi'], "agent-rx run: --timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '-h'"],
+    [['run', '--idle-timeout', '-Infinity', 'hi'], "agent-rx run: --idle-timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '-Infinity'"],
+    [['chat', '--idle-timeout', '-5'], "agent-rx chat: --idle-timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '-5'"],
+    [['chat', '--grace', '-1s'], "agent-rx chat: --grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-1s'"],
+    [['worker', '--redis', 'redis://127.0.0.1:1', '--drain', '-5'], "agent-rx worker: --drain must be a duration such as 500ms, 30s or 2m; got '-5'"],
+    [['worker', '--redis', 'redis://127.0.0.1:1', '--heartbeat-ttl', '-1s'], "agent-rx worker: --heartbeat-ttl must be a duration"],
+    [['worker', '--redis', 'redis://127.0.0.1:1', '--concurrency', '-1'], 'agent-rx worker: --concurrency must be an integer >= 1; got -1'],
+  ])('%j: a value starting with a dash reaches the flag\'s own check (exit 2), not parseArgs\'s "ambiguous"', async (args, message) => {
+    const result = await cli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toContain(message);
+    expect(result.stderr).not.toContain('ambiguous');
+  });
+
+  it('a flag given where a value is due stays a flag: parseArgs asks whether the value was forgotten', () => {
+    expect(usageError(['--grace', '--json', 'hi'])).toContain("Option '--grace' argument is ambiguous");
+  });
+
   it('exits as a shell reports a command ended by the signal', () => {
     expect([exitCodeFor('SIGINT'), exitCodeFor('SIGTERM'), exitCodeFor('SIGHUP')]).toEqual([130, 143, 129]);
   });
@@ -371,4 +533,27 @@ describe('agent-rx run --agent gemini', () => {
     expect(result.stdout).toContain('run_shell_command');
     expect(result.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\) · \d/);
   });
+});
+
+// Claude Code's bin in node_modules/.bin is a stub where its install script did not run: without
+// --executable the command line starts the platform package's binary (findClaudeExecutable).
+const claudeFound = findClaudeExecutable({ PATH: '' });
+(claudeFound.foundBy === 'package' ? describe : describe.skip)('agent-rx run --agent claude without --executable', () => {
+  let server: FakeModelServer;
+  let claudeEnv: ClaudeEnv;
+  beforeAll(async () => {
+    server = await startFakeModelServer();
+    claudeEnv = createClaudeEnv({ baseUrl: server.baseUrl });
+  });
+  afterAll(async () => {
+    await server.close();
+    await claudeEnv.cleanup();
+  });
+
+  it('runs the native binary of the installed package, with the stub first on PATH', async () => {
+    const path = `${join(ROOT, 'node_modules/.bin')}:${process.env['PATH'] ?? ''}`;
+    const result = await cli(['run', '--json', '--agent', 'claude', '--model', 'text', '--cwd', claudeEnv.cwd, '--timeout', '60s', 'Scenario text please'], { ...claudeEnv.env, PATH: path });
+    expect(lastMessage(result.stdout)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
+    expect(result.code).toBe(0);
+  }, 90_000);
 });

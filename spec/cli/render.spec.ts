@@ -35,7 +35,7 @@ describe('createRenderer', () => {
     expect(render([{ type: 'assistant.thought', text: 'First this.\nThen that.\n' }])).toBe('thinking\n│ First this.\n│ Then that.\n');
   });
 
-  it('shows a tool call with its compact input, a progress hint, and the completed output', () => {
+  it('shows a tool call with a summary of its input, and its output once: streamed by its updates, the rest with the result', () => {
     expect(
       render([
         { type: 'assistant', text: 'Let me look.' },
@@ -53,11 +53,10 @@ describe('createRenderer', () => {
         'Let me look.',
         '',
         '▸ bash  ls ⏎ -la',
-        '  ⋯ bash  a.txt',
-        '  ✓ bash',
         '    a.txt',
         '    b.txt',
-        '▸ read  {"path":"a.txt","offset":1}',
+        '  ✓ bash',
+        '▸ read  a.txt',
         '  ✓ read  one line',
         '',
         'Done.',
@@ -68,12 +67,13 @@ describe('createRenderer', () => {
   it('cuts a long tool input and a long output', () => {
     const output = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n');
     const lines = render([
-      { type: 'tool.call', toolCallId: 't1', name: 'write', input: { path: 'x', content: 'y'.repeat(200) } },
-      { type: 'tool.completed', toolCallId: 't1', name: 'write', output },
+      { type: 'tool.call', toolCallId: 't1', name: 'upload', input: { path: 'x', content: 'y'.repeat(200) } },
+      { type: 'tool.completed', toolCallId: 't1', name: 'upload', output },
     ]).split('\n');
-    expect(lines[0]).toHaveLength('▸ write  '.length + 100);
+    expect(lines[0]).toHaveLength('▸ upload  '.length + 100);
     expect(lines[0]?.endsWith('yyy…')).toBe(true);
-    expect(lines.slice(1)).toEqual(['  ✓ write', '    line 1', '    line 2', '    line 3', '    line 4', '    … 6 more lines', '']);
+    expect(lines.slice(1)).toEqual(['  ✓ upload', '    line 1', '    line 2', '    line 3', '    line 4', '    … 6 more lines', '']);
+    expect(render([{ type: 'tool.call', toolCallId: 't1', name: 'Bash', input: { command: `echo ${'z'.repeat(200)}` } }]).trimEnd()).toHaveLength('▸ Bash  '.length + 100);
   });
 
   it('marks a failed tool with ✗ and its output, and an empty output as such', () => {
@@ -102,7 +102,111 @@ describe('createRenderer', () => {
         { type: 'assistant', text: 'Hi.' },
         { type: 'terminal.completed', stopReason: 'end_turn', usage: { ...usage, cacheReadTokens: 7, cost: 0.01234 }, sessionId: 's-1' },
       ]),
-    ).toBe('session s-1\n\nHi.\n\n✓ completed · 150 tokens (120 in, 30 out, 7 cache read, $0.0123) · 2.5s\n');
+    ).toBe('session s-1\n\nHi.\n\n✓ completed · 150 tokens (120 in, 30 out, 7 cache read, $0.0123) · 2.5s · first token 2.5s\n');
+  });
+
+  it('says where the time went: the first text, and the tools (overlapping calls counted once)', () => {
+    const renderer = createRenderer({ color: false });
+    const at = (elapsedMs: number, message: CliMessage): string => renderer.render(message, elapsedMs);
+    at(0, { type: 'session.started', sessionId: 's-1' });
+    at(1100, { type: 'assistant', text: 'Let me look.' });
+    at(1200, { type: 'tool.call', toolCallId: 't1', name: 'bash', input: { command: 'sleep 1' } });
+    at(1700, { type: 'tool.call', toolCallId: 't2', name: 'bash', input: { command: 'sleep 2' } });
+    at(2200, { type: 'tool.completed', toolCallId: 't1', name: 'bash', output: '' });
+    at(3200, { type: 'tool.failed', toolCallId: 't2', name: 'bash', output: 'killed' });
+    at(3500, { type: 'assistant', text: 'Done.' });
+    // t3 never completes: it counts until the end.
+    at(3600, { type: 'tool.call', toolCallId: 't3', name: 'read', input: { path: 'a' } });
+    const last = at(4200, { type: 'terminal.completed', stopReason: 'end_turn' }).trimEnd().split('\n').at(-1);
+    // 1.2–3.2 s (t1 and t2 overlap) and 3.6–4.2 s.
+    expect(last).toBe('✓ completed · 4.2s · first token 1.1s · tools 2.6s (3 calls)');
+  });
+
+  it('says nothing of a first token or tools the run did not have, in a failure too', () => {
+    expect(render([{ type: 'terminal.completed', stopReason: 'end_turn' }], 850)).toBe('✓ completed · 850ms\n');
+    const renderer = createRenderer({ color: false });
+    renderer.render({ type: 'tool.call', toolCallId: 't1', name: 'bash', input: { command: 'x' } }, 100);
+    renderer.render({ type: 'tool.completed', toolCallId: 't1', name: 'bash', output: 'x' }, 600);
+    expect(renderer.render(failure, 1000).trimEnd().split('\n').at(-1)).toBe('✗ failed · agent-error: pi reported an error: 500 fake internal server error · 1.0s · tools 500ms (1 call)');
+    // Each renderer times its own run.
+    expect(createRenderer({ color: false }).render({ type: 'terminal.completed', stopReason: 'end_turn' }, 1000)).toBe('✓ completed · 1.0s\n');
+  });
+
+  it.each([
+    ['Bash', { command: 'npm test', description: 'Run the tests' }, 'npm test'],
+    ['Read', { file_path: '/src/a.ts', offset: 10 }, '/src/a.ts'],
+    ['Write', { file_path: '/src/b.ts', content: 'x\ny' }, '/src/b.ts'],
+    ['Edit', { file_path: '/src/c.ts', old_string: 'a', new_string: 'b' }, '/src/c.ts'],
+    ['Grep', { pattern: 'TODO', path: 'lib', output_mode: 'content' }, 'TODO  in lib'],
+    ['Glob', { pattern: '**/*.ts' }, '**/*.ts'],
+    ['WebFetch', { url: 'https://example.invalid/', prompt: 'Summarise' }, 'https://example.invalid/'],
+    ['bash', { command: 'ls -la', timeout: 5 }, 'ls -la'],
+    ['read', { path: 'README.md', limit: 20 }, 'README.md'],
+    ['edit', { path: 'a.txt', oldText: 'x', newText: 'y' }, 'a.txt'],
+    ['command_execution', { command: "/bin/bash -lc 'echo it'\\''s here'" }, "echo it's here"],
+    ['command_execution', { command: ['git', 'status'] }, 'git status'],
+    ['run_shell_command', { command: 'echo hello', description: 'Run echo hello' }, 'echo hello'],
+    ['read_file', { file_path: 'missing.txt' }, 'missing.txt'],
+    ['write_file', { file_path: 'out.txt', content: 'x' }, 'out.txt'],
+    ['list_directory', { dir_path: '.' }, '.'],
+    ['Bash', {}, '{}'],
+    ['Read', { file_path: 42 }, '{"file_path":42}'],
+    ['mcp__calc__add', { a: 1, b: 2 }, '{"a":1,"b":2}'],
+    ['upload', { name: 'one\ntwo' }, 'one ⏎ two'],
+  ] as const)('summarises a %s call on one line', (name, input, summary) => {
+    expect(render([{ type: 'tool.call', toolCallId: 't', name, input }])).toBe(`▸ ${name}  ${summary}\n`);
+  });
+
+  it('streams a growing output line by line, holds a line until it ends, and shows the head once with what was left out', () => {
+    const lines = Array.from({ length: 7 }, (_, i) => `line ${i + 1}\n`);
+    expect(
+      render([
+        { type: 'tool.call', toolCallId: 't1', name: 'bash', input: { command: 'seq' } },
+        { type: 'tool.update', toolCallId: 't1', name: 'bash', output: 'line 1\nli' },
+        { type: 'tool.update', toolCallId: 't1', name: 'bash', output: lines.slice(0, 3).join('') },
+        { type: 'tool.update', toolCallId: 't1', name: 'bash', output: lines.slice(0, 6).join('') },
+        { type: 'tool.completed', toolCallId: 't1', name: 'bash', output: lines.join('') },
+      ]).split('\n'),
+    ).toEqual(['▸ bash  seq', '    line 1', '    line 2', '    line 3', '    line 4', '    … 3 more lines', '  ✓ bash', '']);
+  });
+
+  it('names the tool above its streamed lines when another tool wrote in between; a failed result is marked', () => {
+    expect(
+      render([
+        { type: 'tool.call', toolCallId: 'a', name: 'Bash', input: { command: 'make' } },
+        { type: 'tool.call', toolCallId: 'b', name: 'Bash', input: { command: 'npm test' } },
+        { type: 'tool.update', toolCallId: 'a', name: 'Bash', output: 'cc main.c\n' },
+        { type: 'tool.update', toolCallId: 'a', name: 'Bash', output: 'cc main.c\ncc util.c\n' },
+        { type: 'tool.update', toolCallId: 'b', name: 'Bash', output: 'PASS one\n' },
+        { type: 'tool.failed', toolCallId: 'a', name: 'Bash', output: 'cc main.c\ncc util.c\nerror: oops\n' },
+        { type: 'tool.completed', toolCallId: 'b', name: 'Bash', output: 'PASS one\n' },
+      ]).split('\n'),
+    ).toEqual([
+      '▸ Bash  make',
+      '▸ Bash  npm test',
+      '  ⋯ Bash',
+      '    cc main.c',
+      '    cc util.c',
+      '  ⋯ Bash',
+      '    PASS one',
+      '  ⋯ Bash',
+      '    error: oops',
+      '  ✗ Bash',
+      '  ✓ Bash',
+      '',
+    ]);
+  });
+
+  it('an update that rewrites the output is a progress hint; the result then shows the whole output', () => {
+    expect(
+      render([
+        { type: 'tool.call', toolCallId: 't1', name: 'todo_list', input: { items: [] } },
+        { type: 'tool.update', toolCallId: 't1', name: 'todo_list', output: '[ ] a\n[ ] b\n' },
+        { type: 'tool.update', toolCallId: 't1', name: 'todo_list', output: '[x] a\n[ ] b\n' },
+        { type: 'tool.update', toolCallId: 't1', name: 'todo_list', output: '[x] a\n[ ] b\n' },
+        { type: 'tool.completed', toolCallId: 't1', name: 'todo_list', output: '[x] a\n[x] b\n' },
+      ]).split('\n'),
+    ).toEqual(['▸ todo_list  {"items":[]}', '    [ ] a', '    [ ] b', '  ⋯ todo_list  [ ] b', '  ✓ todo_list', '    [x] a', '    [x] b', '']);
   });
 
   it('names the session in the status line when no session message came before', () => {

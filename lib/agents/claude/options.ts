@@ -18,11 +18,16 @@ export interface RunClaudeCodeOptions extends ClaudeCodeSessionOptions {
  * also bounds how long an abort, and the exit after the last turn, may take.
  */
 export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'> {
-  /** The Claude Code executable. Default `claude` (found on PATH). */
+  /**
+   * The Claude Code executable. Default: the native binary of the `@anthropic-ai/claude-code`
+   * package (its platform package), else `claude` on PATH (see `findClaudeExecutable`).
+   */
   readonly executable?: string;
   /** Arguments placed before Claude Code's own. */
   readonly executableArgs?: readonly string[];
+  /** The model (`--model`). Default: Claude Code's. */
   readonly model?: string;
+  /** Which session the run uses (see {@link ClaudeSession}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: ClaudeSession;
   /** `--permission-mode`, e.g. `acceptEdits` or `plan`. */
   readonly permissionMode?: string;
