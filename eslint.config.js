@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'bench/results/**', 'node_modules/**', 'coverage/**', 'spec/fixtures/**/*.mjs', 'spec/fleet/fixtures/*.mjs', 'examples/**/*.mjs', 'bench/*.mjs', '*.config.js', 'spec/summary-reporter.js'] },
+  { ignores: ['dist/**', 'docs/api/**', '.artifacts/**', 'bench/results/**', 'node_modules/**', 'coverage/**', 'spec/fixtures/**/*.mjs', 'spec/fleet/fixtures/*.mjs', 'examples/**/*.mjs', 'bench/*.mjs', '*.config.js', 'spec/summary-reporter.js'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

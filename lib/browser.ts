@@ -1,5 +1,11 @@
-// agent-rx/browser: what a browser (or any JavaScript without Node) needs to consume runs served
-// over server-sent events. It imports nothing from Node: only rxjs and zod.
+/**
+ * `agent-rx/browser`: what a browser (or any JavaScript without Node) needs to consume runs served
+ * over server-sent events: the message types, schemas and guards, {@link fromAgentEventSource},
+ * and {@link retryAgentRun} with {@link isRetryableFailure}. It imports nothing from Node: only
+ * rxjs and zod.
+ *
+ * @module agent-rx/browser
+ */
 
 // Server-sent events → Observable
 export { fromAgentEventSource, type FromAgentEventSourceOptions } from './browser/from-agent-event-source.js';

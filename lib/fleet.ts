@@ -1,6 +1,11 @@
-// agent-rx/fleet: runs dispatched to a fleet of worker machines through BullMQ on Redis, and
-// streamed back as the same Observable. Needs the optional peers `bullmq` and `ioredis`; nothing
-// of it is loaded by `agent-rx` itself.
+/**
+ * `agent-rx/fleet`: runs dispatched to a fleet of worker machines through BullMQ on Redis, and
+ * streamed back as the same Observable: {@link createRunDispatcher} on the caller's side,
+ * {@link serveRuns} on each worker. Needs the optional peers `bullmq` and `ioredis`; nothing of it
+ * is loaded by `agent-rx` itself.
+ *
+ * @module agent-rx/fleet
+ */
 
 // Caller side
 export { createRunDispatcher, fleetFailure, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';

@@ -15,6 +15,7 @@ export const UsageSchema = z.object({
   /** Cost in the provider's currency unit, when the agent reports one. */
   cost: z.number().optional(),
 });
+/** Token counts of a run, summed over its model calls (see {@link UsageSchema}). */
 export type Usage = z.infer<typeof UsageSchema>;
 
 /** One stdout line that was not a valid event, cut to a bounded size. */
@@ -32,9 +33,12 @@ export const InvalidOutputLineSchema = z.object({
   /** Whether `text` was cut. */
   truncated: z.boolean(),
 });
+/** One stdout line that was not a valid event (see {@link InvalidOutputLineSchema}). */
 export type InvalidOutputLine = z.infer<typeof InvalidOutputLineSchema>;
 
+/** The agent started a new session: `sessionId` resumes it later (`resume` in the run options). */
 export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string() });
+/** The agent resumed the session `sessionId` that the run asked for. */
 export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string() });
 /** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
 export const AssistantSchema = z.object({ type: z.literal('assistant'), text: z.string() });
@@ -46,6 +50,10 @@ export const AssistantSchema = z.object({ type: z.literal('assistant'), text: z.
 export const AssistantWithdrawnSchema = z.object({ type: z.literal('assistant.withdrawn'), text: z.string() });
 /** Thinking, emitted whole when the turn ends. */
 export const AssistantThoughtSchema = z.object({ type: z.literal('assistant.thought'), text: z.string() });
+/**
+ * The agent decided to call a tool: `input` is the tool's arguments as the agent gave them (`null` when it gave none).
+ * Sent once per `toolCallId`.
+ */
 export const ToolCallSchema = z.object({
   type: z.literal('tool.call'),
   toolCallId: z.string(),
@@ -59,12 +67,14 @@ export const ToolUpdateSchema = z.object({
   name: z.string(),
   output: z.string(),
 });
+/** A tool call's result, once per `toolCallId`: `output` is its text. */
 export const ToolCompletedSchema = z.object({
   type: z.literal('tool.completed'),
   toolCallId: z.string(),
   name: z.string(),
   output: z.string(),
 });
+/** A tool call that failed, once per `toolCallId`: `output` is what the tool or the agent said. */
 export const ToolFailedSchema = z.object({
   type: z.literal('tool.failed'),
   toolCallId: z.string(),
@@ -90,7 +100,13 @@ export const AgentWarningSchema = z.object({ type: z.literal('agent.warning'), m
  * limit), `refusal`, `aborted`, `other` (anything else; the agent's own value is in `agentStopReason`).
  */
 export const StopReasonSchema = z.enum(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'aborted', 'other']);
+/** Why a run's model stopped, the same for every agent (see {@link StopReasonSchema}). */
 export type StopReason = z.infer<typeof StopReasonSchema>;
+/**
+ * The run succeeded: always the last message of a run that succeeded. `stopReason` is normalized (see
+ * {@link StopReasonSchema}); `usage` is the run's token counts when the agent reports them; `sessionId`
+ * resumes the agent's session later.
+ */
 export const TerminalCompletedSchema = z.object({
   type: z.literal('terminal.completed'),
   stopReason: StopReasonSchema,
@@ -107,6 +123,7 @@ export const TerminalCompletedSchema = z.object({
  * agent did not exit within `gracePeriodMs` of the end of its input).
  */
 export const TimeoutSchema = z.object({ limit: z.enum(['run', 'idle', 'abort', 'end']), ms: z.number() });
+/** Which time limit ran out, and its value in ms (see {@link TimeoutSchema}). */
 export type Timeout = z.infer<typeof TimeoutSchema>;
 
 /** Why a run failed. */
@@ -139,14 +156,24 @@ export const FailureReasonSchema = z.enum([
    */
   'lost',
 ]);
+/** Why a run failed (see {@link FailureReasonSchema}). */
 export type FailureReason = z.infer<typeof FailureReasonSchema>;
 
+/**
+ * The run failed: always the last message of a run that failed (a source never errors for anything
+ * the agent or the OS did). `reason` says why (see {@link FailureReasonSchema}), `message` is a
+ * human-readable diagnostic, and the rest is evidence: the exit code or signal, the end of stderr,
+ * the first invalid output lines (all bounded, with what was cut), and what the agent itself said
+ * (`agentError`, `httpStatus`, `retryAfterMs`), which {@link isRetryableFailure} reads first.
+ */
 export const TerminalFailedSchema = z.object({
   type: z.literal('terminal.failed'),
   reason: FailureReasonSchema,
   /** A human-readable diagnostic. */
   message: z.string(),
+  /** The process's exit code; `null` when it was killed by a signal or never started. */
   exitCode: z.number().nullable(),
+  /** The signal that killed the process (`SIGKILL`, …), or `null`. */
   signal: z.string().nullable(),
   /** The end of stderr (bounded). */
   stderr: z.string(),
@@ -181,6 +208,7 @@ export const RunRetryingSchema = z.object({
   failure: TerminalFailedSchema,
 });
 
+/** Every message a run emits, as one discriminated union on `type` (see {@link CliMessage}). */
 export const CliMessageSchema = z.discriminatedUnion('type', [
   SessionStartedSchema,
   SessionResumedSchema,
@@ -198,22 +226,55 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
   TerminalFailedSchema,
 ]);
 
+/** See {@link SessionStartedSchema}. */
 export type SessionStarted = z.infer<typeof SessionStartedSchema>;
+/** See {@link SessionResumedSchema}. */
 export type SessionResumed = z.infer<typeof SessionResumedSchema>;
+/** A delta of the answer (see {@link AssistantSchema}). */
 export type AssistantMessage = z.infer<typeof AssistantSchema>;
+/** Answer text withdrawn (see {@link AssistantWithdrawnSchema}). */
 export type AssistantWithdrawn = z.infer<typeof AssistantWithdrawnSchema>;
+/** Thinking, whole (see {@link AssistantThoughtSchema}). */
 export type AssistantThought = z.infer<typeof AssistantThoughtSchema>;
+/** See {@link ToolCallSchema}. */
 export type ToolCall = z.infer<typeof ToolCallSchema>;
+/** See {@link ToolUpdateSchema}. */
 export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
+/** See {@link ToolCompletedSchema}. */
 export type ToolCompleted = z.infer<typeof ToolCompletedSchema>;
+/** See {@link ToolFailedSchema}. */
 export type ToolFailed = z.infer<typeof ToolFailedSchema>;
+/** See {@link AgentRetrySchema}. */
 export type AgentRetry = z.infer<typeof AgentRetrySchema>;
+/** See {@link AgentWarningSchema}. */
 export type AgentWarning = z.infer<typeof AgentWarningSchema>;
+/** See {@link RunRetryingSchema}. */
 export type RunRetrying = z.infer<typeof RunRetryingSchema>;
+/** See {@link TerminalCompletedSchema}. */
 export type TerminalCompleted = z.infer<typeof TerminalCompletedSchema>;
+/** See {@link TerminalFailedSchema}. */
 export type TerminalFailed = z.infer<typeof TerminalFailedSchema>;
+/** The last message of every run: `terminal.completed` or `terminal.failed` (see {@link isTerminal}). */
 export type TerminalMessage = TerminalCompleted | TerminalFailed;
+/**
+ * A message of a run, the same for every agent, keyed by `type`. A run that is not unsubscribed emits
+ * exactly one {@link TerminalMessage}, as its last message, and then completes; concatenating its
+ * `assistant` texts gives the answer exactly once.
+ *
+ * | type | meaning |
+ * |---|---|
+ * | `session.started` / `session.resumed` | the agent reports its session (`sessionId`) |
+ * | `assistant` | a delta of the answer |
+ * | `assistant.withdrawn` | answer text already streamed is withdrawn (the agent changed it) |
+ * | `assistant.thought` | thinking, whole, when the turn ends |
+ * | `tool.call` / `tool.update` / `tool.completed` / `tool.failed` | a tool call, its partial output (replaces), its result |
+ * | `agent.retry` | the agent CLI itself is retrying |
+ * | `agent.warning` | the agent reported a problem that does not end the run |
+ * | `run.retrying` | {@link retryAgentRun} starts another attempt |
+ * | `terminal.completed` / `terminal.failed` | how the run ended |
+ */
 export type CliMessage = z.infer<typeof CliMessageSchema>;
+/** The `type` of a {@link CliMessage}. */
 export type CliMessageType = CliMessage['type'];
 
 // One guard per type, for run and session messages alike (a `CliMessage` is a `SessionMessage`).
@@ -222,19 +283,33 @@ const is =
   (message: SessionMessage): message is Extract<SessionMessage, { type: T }> =>
     message.type === type;
 
+/** Whether a message is `session.started`. */
 export const isSessionStarted = is('session.started');
+/** Whether a message is `session.resumed`. */
 export const isSessionResumed = is('session.resumed');
+/** Whether a message is `assistant` (a delta of the answer). */
 export const isAssistant = is('assistant');
+/** Whether a message is `assistant.withdrawn`. */
 export const isAssistantWithdrawn = is('assistant.withdrawn');
+/** Whether a message is `assistant.thought`. */
 export const isAssistantThought = is('assistant.thought');
+/** Whether a message is `tool.call`. */
 export const isToolCall = is('tool.call');
+/** Whether a message is `tool.update`. */
 export const isToolUpdate = is('tool.update');
+/** Whether a message is `tool.completed`. */
 export const isToolCompleted = is('tool.completed');
+/** Whether a message is `tool.failed`. */
 export const isToolFailed = is('tool.failed');
+/** Whether a message is `agent.retry`. */
 export const isAgentRetry = is('agent.retry');
+/** Whether a message is `agent.warning`. */
 export const isAgentWarning = is('agent.warning');
+/** Whether a message is `run.retrying`. */
 export const isRunRetrying = is('run.retrying');
+/** Whether a message is `terminal.completed`. */
 export const isTerminalCompleted = is('terminal.completed');
+/** Whether a message is `terminal.failed`. */
 export const isTerminalFailed = is('terminal.failed');
 
 /** `terminal.completed` or `terminal.failed`: the last message of a run. */
@@ -261,7 +336,9 @@ export const SessionCommandSchema = z.discriminatedUnion('type', [
   /** Ends the running turn (`turn.failed`, reason `aborted`); the process stays; queued follow-ups are dropped. */
   z.object({ type: z.literal('abort'), id: z.string().optional() }),
 ]);
+/** What a caller sends a session (see {@link SessionCommandSchema}). */
 export type SessionCommand = z.infer<typeof SessionCommandSchema>;
+/** The `type` of a {@link SessionCommand}: `prompt`, `follow-up`, `steer` or `abort`. */
 export type SessionCommandKind = SessionCommand['type'];
 
 /** A turn began: `prompt` is what it was started with (a prompt, a follow-up, or a steer sent while idle). */
@@ -336,19 +413,36 @@ export const SessionMessageSchema = z.discriminatedUnion('type', [
   InputDroppedSchema,
 ]);
 
+/** See {@link TurnStartedSchema}. */
 export type TurnStarted = z.infer<typeof TurnStartedSchema>;
+/** See {@link TurnCompletedSchema}. */
 export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
+/** See {@link TurnFailedSchema}. */
 export type TurnFailed = z.infer<typeof TurnFailedSchema>;
+/** See {@link InputAcceptedSchema}. */
 export type InputAccepted = z.infer<typeof InputAcceptedSchema>;
+/** See {@link InputDroppedSchema}. */
 export type InputDropped = z.infer<typeof InputDroppedSchema>;
+/** See {@link InputKindSchema}. */
 export type InputKind = z.infer<typeof InputKindSchema>;
+/**
+ * A message of a session: every {@link CliMessage} plus `turn.started`, `turn.completed`, `turn.failed`,
+ * `input.accepted` and `input.dropped`. Turns never overlap and each ends exactly once; every content
+ * message lies inside a turn; the session ends with exactly one terminal message, last.
+ */
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
+/** The `type` of a {@link SessionMessage}. */
 export type SessionMessageType = SessionMessage['type'];
 
+/** Whether a message is `turn.started`. */
 export const isTurnStarted = is('turn.started');
+/** Whether a message is `turn.completed`. */
 export const isTurnCompleted = is('turn.completed');
+/** Whether a message is `turn.failed`. */
 export const isTurnFailed = is('turn.failed');
+/** Whether a message is `input.accepted`. */
 export const isInputAccepted = is('input.accepted');
+/** Whether a message is `input.dropped`. */
 export const isInputDropped = is('input.dropped');
 
 /** `turn.completed` or `turn.failed`: the end of a turn. */

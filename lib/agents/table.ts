@@ -40,6 +40,7 @@ export interface AgentEntry<O, S, SO = Omit<O, 'prompt'>> {
 /**
  * Every supported agent, by name. Adding an agent is a folder in `lib/agents/<name>/`, its source,
  * and one entry here; the command line's `--agent`, the demo and the web example read this table.
+ * Each entry is an {@link AgentEntry}.
  */
 export const AGENTS = {
   pi: {
@@ -80,6 +81,7 @@ export const AGENTS = {
   } satisfies AgentEntry<RunGeminiOptions, GeminiState, GeminiSessionOptions>,
 } as const;
 
+/** The name of a supported agent: `pi`, `claude`, `codex` or `gemini` (a key of {@link AGENTS}). */
 export type AgentName = keyof typeof AGENTS;
 
 /** The agents' names, in the table's order. */

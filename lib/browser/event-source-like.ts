@@ -8,8 +8,11 @@ export interface EventSourceLike {
   readonly readyState: number;
   /** The stream's address, used in failure messages when present. */
   readonly url?: string;
+  /** Listens to `open`, `message` and `error` events. */
   addEventListener(type: string, listener: (event: EventLike) => void): void;
+  /** Stops listening (called when the Observable's subscription ends). */
   removeEventListener(type: string, listener: (event: EventLike) => void): void;
+  /** Closes the stream for good: called at the terminal message and at unsubscribe. */
   close(): void;
 }
 

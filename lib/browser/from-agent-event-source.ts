@@ -3,6 +3,7 @@ import { isTerminal, type CliMessage, type InvalidOutputLine, type TerminalFaile
 import { EVENT_SOURCE_CLOSED, EVENT_SOURCE_CONNECTING, EVENT_SOURCE_OPEN, type EventLike, type EventSourceConstructor, type EventSourceLike } from './event-source-like.js';
 import { MAX_INVALID_MESSAGES, readMessage } from './read-message.js';
 
+/** Options of {@link fromAgentEventSource}. */
 export interface FromAgentEventSourceOptions {
   /** The constructor used to open a URL. Default: `globalThis.EventSource`. */
   readonly EventSource?: EventSourceConstructor;
@@ -49,6 +50,11 @@ export interface FromAgentEventSourceOptions {
  *   if (message.type === 'assistant') answer.append(message.text);
  *   if (message.type === 'terminal.failed') status.textContent = message.message;
  * });
+ *
+ * @example
+ * // A URL source is cold: each attempt of retryAgentRun opens a new EventSource, and the server
+ * // starts a new run.
+ * fromAgentEventSource(`/run?prompt=${encodeURIComponent(prompt)}`).pipe(retryAgentRun()).subscribe(render);
  */
 export function fromAgentEventSource(source: string | URL | EventSourceLike, options: FromAgentEventSourceOptions = {}): Observable<CliMessage> {
   const connect = connector(source, options);

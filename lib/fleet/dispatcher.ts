@@ -7,6 +7,10 @@ import { fleetFailure } from './failure.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 
+/**
+ * Options of {@link createRunDispatcher}: where Redis is (see {@link FleetOptions}) and how long a
+ * silence means a run is lost.
+ */
 export interface RunDispatcherOptions extends FleetOptions {
   /**
    * No successful answer from Redis for this long: every run being read ends with `lost` (it
@@ -23,10 +27,20 @@ export interface RunDispatcherOptions extends FleetOptions {
 
 /** An entry of a run's stream: its id (for a later `follow`, an SSE `id:`) and its message. */
 export interface RunEntry {
+  /**
+   * The entry's id in the run's Redis Stream: give it to {@link RunDispatcher.follow} as `after` to
+   * read on from there (an SSE `id:`).
+   */
   readonly id: string;
+  /** The run's message. */
   readonly message: CliMessage;
 }
 
+/**
+ * The caller side of the fleet (from {@link createRunDispatcher}): runs described as data
+ * ({@link RunSpec}), enqueued on BullMQ and streamed back from Redis as the same cold
+ * `Observable<CliMessage>` a local run gives, with exactly one terminal message.
+ */
 export interface RunDispatcher {
   /**
    * Cold: each subscription enqueues a new run (under `runId` when given, else a new id) and
@@ -78,6 +92,31 @@ export { fleetFailure };
  * reads. Each run ends with exactly one terminal whatever happens: the worker's, a cancel's, or
  * `lost` when its worker stopped beating (any reader writes it, through the append gate) or Redis
  * could not be reached for `lostAfterMs`.
+ *
+ * `bullmq` (6.7+) and `ioredis` (5) are optional peer dependencies, needed by `agent-rx/fleet`
+ * only. A spec is checked here before anything is enqueued (an invalid one throws a `TypeError`),
+ * and again on the worker. Use the fleet when runs must outlive or outnumber one machine; the
+ * single process is the default and stays the simplest.
+ *
+ * | guarantee | how |
+ * |---|---|
+ * | exactly one terminal per run, last | every append goes through one Lua gate; the first terminal closes the stream, so a worker's terminal, a cancel, a watchdog and BullMQ's failure handler race harmlessly |
+ * | a run never starts twice | an atomic start gate, and BullMQ set to fail a stalled job instead of delivering it again (`maxStalledCount: 0`, `maxStartedAttempts: 1`, `attempts: 1`) |
+ * | unsubscribe cancels, queued or running | a durable cancel key plus pub/sub: the worker runs the stop sequence; a waiting job is removed |
+ * | a dead, frozen or cut-off worker ends the run `lost` within seconds | a heartbeat per run (1 s, 3 s TTL); any reader that finds it gone writes `lost` through the gate |
+ * | Redis going away crashes nothing, hangs nothing | callers end `lost` after `lostAfterMs` (10 s) without a reply; workers live on and serve again when it is back |
+ * | resume | stream entry ids: `follow(runId, { after })` replays exactly the rest (an SSE `Last-Event-ID`) |
+ *
+ * Not supported yet: sessions through the fleet (one-shot runs only) and Redis Cluster (each run's
+ * keys share a hash tag, but it is not tested).
+ *
+ * @example
+ * const fleet = createRunDispatcher({ connection: 'redis://10.0.0.5:6379' });
+ * const subscription = fleet
+ *   .run({ agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } }, { runId })
+ *   .pipe(retryAgentRun()) // a lost run is run again, never one that used tools
+ *   .subscribe(render); // unsubscribe = cancel: the stop sequence runs on the worker
+ * fleet.follow(runId, { after: lastEventId }); // another reader, or one resuming: { id, message } entries
  */
 export function createRunDispatcher(options: RunDispatcherOptions): RunDispatcher {
   return new Dispatcher(options);

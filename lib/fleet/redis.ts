@@ -6,7 +6,9 @@ import { Redis, type RedisOptions } from 'ioredis';
  */
 export type FleetConnection = string | RedisOptions;
 
+/** What the caller side and the worker side of a fleet share: the Redis, the queue, the key prefix. */
 export interface FleetOptions {
+  /** Where Redis is: a URL or ioredis options (see {@link FleetConnection}). */
   readonly connection: FleetConnection;
   /** The BullMQ queue the runs go through. Default `agent-rx`. */
   readonly queue?: string;
@@ -40,13 +42,19 @@ export function redisOptions(connection: FleetConnection): RedisOptions {
 
 /** The keys of one run (`{runId}` is a hash tag: every script's keys are in one Cluster slot). */
 export interface RunKeys {
+  /** The run's Redis Stream: its messages, in order. */
   readonly stream: string;
+  /** Set once the run's terminal message was appended (the append gate closes the stream). */
   readonly end: string;
+  /** The worker that started the run (the start gate). */
   readonly owner: string;
+  /** The run's heartbeat, renewed by its worker; it expires when the worker stops beating. */
   readonly heartbeat: string;
+  /** Set when a caller cancelled the run (read with each heartbeat, besides the pub/sub message). */
   readonly cancel: string;
 }
 
+/** The Redis keys of run `runId` under the key prefix `prefix`. */
 export function runKeys(prefix: string, runId: string): RunKeys {
   const base = `${prefix}:{${runId}}`;
   return { stream: `${base}:stream`, end: `${base}:end`, owner: `${base}:owner`, heartbeat: `${base}:hb`, cancel: `${base}:cancel` };

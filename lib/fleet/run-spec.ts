@@ -20,6 +20,10 @@ const common = {
 
 const strings = z.array(z.string().min(1));
 
+/**
+ * The options of a pi run a caller may choose (see {@link agent-rx!RunPiOptions} for each): strict, so an
+ * unknown key (an executable, arguments, an environment) is refused.
+ */
 export const PiRunSpecSchema = z.strictObject({
   ...common,
   provider: z.string().min(1).optional(),
@@ -30,6 +34,7 @@ export const PiRunSpecSchema = z.strictObject({
   appendSystemPrompt: z.string().min(1).optional(),
 });
 
+/** The options of a Claude Code run a caller may choose (see {@link agent-rx!RunClaudeCodeOptions}); strict. */
 export const ClaudeRunSpecSchema = z.strictObject({
   ...common,
   session: z.union([z.enum(['new', 'continue']), z.strictObject({ resume: z.string().min(1) })]).optional(),
@@ -40,6 +45,7 @@ export const ClaudeRunSpecSchema = z.strictObject({
   includePartialMessages: z.boolean().optional(),
 });
 
+/** The options of a Codex run a caller may choose (see {@link agent-rx!RunCodexOptions}); strict. */
 export const CodexRunSpecSchema = z.strictObject({
   ...common,
   provider: z.string().min(1).optional(),
@@ -50,12 +56,17 @@ export const CodexRunSpecSchema = z.strictObject({
   ephemeral: z.boolean().optional(),
 });
 
+/** The options of a Gemini CLI run a caller may choose (see {@link agent-rx!RunGeminiOptions}); strict. */
 export const GeminiRunSpecSchema = z.strictObject({
   ...common,
   approvalMode: z.enum(GEMINI_APPROVAL_MODES).optional(),
   session: z.union([z.enum(['new', 'latest']), z.strictObject({ id: z.string().min(1) }), z.strictObject({ resume: z.string().min(1) })]).optional(),
 });
 
+/**
+ * The zod schema of a {@link RunSpec}: `{ agent, options }`, strict at every level. The dispatcher
+ * checks a spec before anything is enqueued and the worker checks it again before it starts a run.
+ */
 export const RunSpecSchema = z.discriminatedUnion('agent', [
   z.strictObject({ agent: z.literal('pi'), options: PiRunSpecSchema }),
   z.strictObject({ agent: z.literal('claude'), options: ClaudeRunSpecSchema }),
@@ -63,10 +74,24 @@ export const RunSpecSchema = z.discriminatedUnion('agent', [
   z.strictObject({ agent: z.literal('gemini'), options: GeminiRunSpecSchema }),
 ]);
 
+/**
+ * A run as data: `{ agent, options }`, with the options that say what to do (prompt, model, provider,
+ * session, tool lists, time limits, `cwd` as a request). What runs the agent (executable, arguments,
+ * environment, configuration directories) is the worker's ({@link ServeRunsOptions.agents}) and
+ * cannot be named here.
+ *
+ * ```ts
+ * const spec: RunSpec = { agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } };
+ * ```
+ */
 export type RunSpec = z.infer<typeof RunSpecSchema>;
+/** The options of a pi {@link RunSpec} (see {@link PiRunSpecSchema}). */
 export type PiRunSpec = z.infer<typeof PiRunSpecSchema>;
+/** The options of a Claude Code {@link RunSpec} (see {@link ClaudeRunSpecSchema}). */
 export type ClaudeRunSpec = z.infer<typeof ClaudeRunSpecSchema>;
+/** The options of a Codex {@link RunSpec} (see {@link CodexRunSpecSchema}). */
 export type CodexRunSpec = z.infer<typeof CodexRunSpecSchema>;
+/** The options of a Gemini CLI {@link RunSpec} (see {@link GeminiRunSpecSchema}). */
 export type GeminiRunSpec = z.infer<typeof GeminiRunSpecSchema>;
 
 /** The spec, checked: a `TypeError` that says what is wrong, as for a source's options. */

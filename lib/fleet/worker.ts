@@ -26,6 +26,10 @@ export interface WorkerAgents {
   readonly gemini?: Partial<Omit<RunGeminiOptions, 'prompt'>>;
 }
 
+/**
+ * Options of {@link serveRuns}: where Redis is (see {@link FleetOptions}), how many runs at once, and
+ * what this worker decides of each agent.
+ */
 export interface ServeRunsOptions extends FleetOptions {
   /** How many runs at once. */
   readonly concurrency: number;
@@ -68,7 +72,9 @@ export type WorkerRunEvent =
    */
   | { readonly type: 'ended'; readonly runId: string; readonly stopped: StopWhy | null };
 
+/** A running worker (from {@link serveRuns}). */
 export interface RunServer {
+  /** The worker's name in the fleet (`workerName`, or its default). */
   readonly workerName: string;
   /** Runs being run now. */
   readonly activeRuns: number;
@@ -90,6 +96,26 @@ export interface RunServer {
  * key read with each beat) stops the run with the stop sequence; a run whose stream another
  * party closed, or whose heartbeat cannot be renewed for `heartbeatTtlMs`, is stopped too
  * (fencing). At start it kills what a killed worker of the same name left behind.
+ *
+ * What runs each agent (its executable, environment, configuration) is decided here, in `agents`,
+ * never by the caller; a run's `cwd` is only a request, which `resolveCwd` may refuse (by default
+ * every requested folder is refused: see {@link allowWorkingDirectories}). Every process of its
+ * runs carries {@link WORKER_ENV}. `close({ drainMs })` drains: no new runs, the running ones
+ * finish or end `lost` ("shut down").
+ *
+ * Give each worker its own cgroup, so that nothing it started outlives it: a systemd unit (the
+ * default `KillMode=control-group`), or a container whose PID 1 is the worker. Redis in
+ * production: AOF (`appendonly yes`), `maxmemory-policy noeviction` (BullMQ's requirement), and a
+ * password or an ACL: whoever can write the queue runs agents on the workers.
+ *
+ * @example
+ * const worker = serveRuns({
+ *   connection: 'redis://10.0.0.5:6379',
+ *   concurrency: 8,
+ *   agents: { pi: { executable: '/usr/local/bin/pi' }, claude: {} },
+ *   resolveCwd: allowWorkingDirectories(['/srv/work']),
+ * });
+ * process.once('SIGTERM', () => void worker.close({ drainMs: 30_000 }).then(() => process.exit(0)));
  */
 export function serveRuns(options: ServeRunsOptions): RunServer {
   return new RunWorker(options);
@@ -99,6 +125,11 @@ interface ActiveRun {
   stop(reason: StopWhy): void;
 }
 
+/**
+ * Why a worker stopped a run: `cancel` (a caller cancelled it), `shutdown` ({@link RunServer.close}),
+ * `lock` (its queue lock was lost), `ended` (another party closed its stream), `unreachable` (its
+ * heartbeat could not be renewed for `heartbeatTtlMs`), `forgotten` (Redis lost the run's keys).
+ */
 export type StopWhy = 'cancel' | 'shutdown' | 'lock' | 'ended' | 'unreachable' | 'forgotten';
 
 class RunWorker implements RunServer {

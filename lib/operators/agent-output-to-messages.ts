@@ -22,7 +22,26 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  *
  * It is the five operators in a row: `parseJsonLine` (the dialect's schemas and parser),
  * `collectInvalidLines`, `snapshotToDelta` (its text reader), `bufferThinkingUntilTurnEnd` (its
- * turn end) and `mapToCliMessage` (its mapping).
+ * turn end) and `mapToCliMessage` (its mapping):
+ *
+ * ```
+ * runPi(options) = processLines(pi, args, { stdin: prompt, interrupt: SIGTERM })
+ *   .pipe(
+ *     parseJsonLine({ schemas: piEventSchemas }),          line → event | invalid item
+ *     collectInvalidLines(),                               invalid items kept, bounded, on the exit item
+ *     snapshotToDelta({ createReader, replayedPrefix }),   text → true deltas, in their place
+ *     bufferThinkingUntilTurnEnd({ turnEnd }),             thinking held until the turn really ends
+ *     mapToCliMessage(dialect),                            events → CliMessage, one terminal at the exit
+ *   )
+ * ```
+ *
+ * The process exit travels as the last item of the stream (not as an error), so every operator is
+ * a synchronous transform and the terminal message is decided from everything before it. State
+ * lives inside each subscription, so two subscribers (or a `retry`) never share it. User callbacks
+ * (a reader, `turnEnd`, a dialect's functions, validators) are guarded: one that throws errors the
+ * stream with that very error, the source is unsubscribed (for a real run, its stop sequence
+ * starts), nothing is emitted after, and the callback is not called again. Bad output never errors
+ * the stream.
  *
  * @example
  * from([...recordedLines.map((text) => ({ kind: 'line', text })), exitItem])

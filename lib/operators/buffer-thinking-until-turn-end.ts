@@ -8,7 +8,12 @@ import { checkFunction, isObject, shown } from './validate.js';
  */
 export type TurnEnd = 'final' | 'tool-use' | null;
 
+/** Options of {@link bufferThinkingUntilTurnEnd}. */
 export interface BufferThinkingOptions<E extends AgentEvent = AgentEvent> {
+  /**
+   * Whether an event ends a turn, and how: `final` (the answer is complete), `tool-use` (the model
+   * stopped to use tools; the run goes on), or `null` (not a turn end).
+   */
   readonly turnEnd: (event: E) => TurnEnd;
   /** Drop thinking from turns that ended in tool use instead of carrying it on. Default false. */
   readonly dropToolUseThinking?: boolean;

@@ -3,6 +3,7 @@ import type { InvalidOutputLine } from '../messages.js';
 import { isExit, type InvalidLineItem, type RunExit } from './items.js';
 import { checkInteger, isObject, shown } from './validate.js';
 
+/** Options of {@link collectInvalidLines}: how much of the invalid output is kept. */
 export interface CollectInvalidLinesOptions {
   /** How many invalid lines to keep. Default 50. */
   readonly maxLines?: number;

@@ -34,6 +34,7 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
   readonly name: string;
   /** Added to the message when the executable cannot be started, e.g. how to install it. */
   readonly installHint?: string;
+  /** Makes the state of one run: called once per subscription. */
   createState(): S;
   /** The messages an event stands for (never a terminal message); may update the state. */
   map(state: S, event: E): readonly CliMessage[];
@@ -59,12 +60,15 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
    * (`stderrLines`); without this function they are ignored.
    */
   mapStderrLine?(state: S, line: string): readonly CliMessage[];
+  /** The agent's session id so far, for the terminal message's `sessionId`. */
   sessionId(state: S): string | undefined;
 }
 
 /** Structured facts about a failure, for `terminal.failed`. */
 export interface FailureDetails {
+  /** The HTTP status of the model API's error (401, 429, 500, …). */
   readonly httpStatus?: number;
+  /** How long the API asked to wait before trying again, in ms. */
   readonly retryAfterMs?: number;
 }
 

@@ -78,6 +78,34 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
  * stderr tail says why and that reason is transient (pi exits 1 for startup errors such as an
  * unknown session).
  *
+ * It reads the `terminal.failed` fields `reason`, `httpStatus` (the model API's status, which the
+ * dialect reports), `agentError` (e.g. pi's `errorMessage`: `429 rate limit exceeded`), `signal`,
+ * `exitCode` and `stderr`. `httpStatus` decides first (a billing or quota error stays not
+ * retryable even as 429), then an HTTP status at the start of `agentError`, then words.
+ *
+ * | failure | retryable | why |
+ * |---|---|---|
+ * | `429` (rate limit), `rate limit`, `too many requests` | yes | waiting helps |
+ * | `5xx` (`500`, `502`, `503`, `504`, `529`), `overloaded`, `internal server error`, `service unavailable` | yes | the upstream is failing or overloaded for the moment |
+ * | `408` (request timeout), `409` (conflict) | yes | transient by definition |
+ * | `Connection error.`, `timed out`, `fetch failed`, `socket hang up`, `ECONNRESET`, `ETIMEDOUT`, `EAI_AGAIN`, … | yes | the network, not the request |
+ * | reason `exit` with a `signal`, or an exit code 129–159 (128 + n: pi reports SIGTERM as 143) | yes | a crash or kill the library did not cause |
+ * | reason `exit` with another non-zero code | only if `agentError` or the last telling stderr line says one of the above | startup errors (an unknown session, a bad flag) come back the same |
+ * | `401`, `403`, `invalid api key`, `unauthorized`, `forbidden` | no | credentials do not fix themselves |
+ * | `400` and any other `4xx`, `bad request`, `invalid_request` | no | the same request fails the same way |
+ * | unknown model or session (`404`, `unknown model`, `No session found`), context length exceeded | no | what the request names does not exist or does not fit |
+ * | quota and billing errors (`insufficient_quota`), even as `429` | no | waiting does not refill an account |
+ * | reason `spawn`, `setup`, `aborted`, `stopped` | no | missing executable, unpreparable run, cancelled on purpose, stopped by the host |
+ * | reason `lost` | yes | a fleet run's worker or Redis failed, not the request (a retry is a new run, on any worker) |
+ * | reason `timeout` with `timeout.limit` `idle` or `abort` | yes | a stalled model or stream; a session's agent that hung after an abort |
+ * | reason `timeout` with `timeout.limit` `run` or `end` | no | the next attempt has the same budget for the same work; a session's work was done |
+ * | reason `invalid-output`, `missing-terminal` | no | a property of the invocation or the version, not of the moment |
+ * | anything not recognised | no | a retry costs tokens and may repeat work: add your own rule with `isRetryable` |
+ *
+ * `retryAfterMs` is set when the agent reports a retry-after hint, and {@link retryAgentRun}'s
+ * default delay then waits that long (capped at 30 s). pi does not report one: its error message
+ * carries only the status and the body.
+ *
  * @example
  * runPi({ prompt }).pipe(retryAgentRun({ isRetryable: (failure) => isRetryableFailure(failure) || failure.reason === 'missing-terminal' }));
  */

@@ -7,6 +7,7 @@ export interface AgentEvent {
   readonly [key: string]: unknown;
 }
 
+/** A parsed stdout line: an agent event that passed its validator. */
 export interface EventItem<E extends AgentEvent = AgentEvent> {
   readonly kind: 'event';
   readonly event: E;
@@ -26,6 +27,7 @@ export interface TextItem {
   readonly text: string;
 }
 
+/** Which text a text item belongs to: the answer (`assistant`) or thinking (`thought`). */
 export type TextChannel = 'assistant' | 'thought';
 
 /**

@@ -5,9 +5,11 @@ import { checkFunction, isObject, property, shown } from './validate.js';
 
 /** Something with zod's `safeParse` (a zod schema). */
 export interface EventValidator {
+  /** Validates an event: success, or the issues found (the first goes into the invalid item's `detail`). */
   safeParse(value: unknown): { success: true } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
+/** Options of {@link parseJsonLine}. */
 export interface ParseJsonLineOptions {
   /**
    * Validators for known event types. An event whose `type` is listed must pass its validator or
@@ -33,6 +35,7 @@ export interface ParseJsonLineOptions {
   readonly parseBytes?: (chunks: readonly Buffer[]) => unknown;
 }
 
+/** What {@link parseJsonLine} emits: events, invalid lines, and what passes through (stderr lines, the exit). */
 export type ParsedItem = EventItem | InvalidLineItem | StderrLineItem | RunExit;
 
 /**

@@ -8,13 +8,16 @@ export const RETRY_BASE_DELAY_MS = 1000;
 /** No retry waits longer than this, a retry-after hint included. */
 export const RETRY_MAX_DELAY_MS = 30_000;
 
+/** Options of {@link retryAgentRun}. */
 export interface RetryAgentRunOptions {
   /** Attempts in total, the first included: an integer >= 1, or `Infinity`. Default 3. */
   readonly maxAttempts?: number;
   /**
    * How long to wait before attempt `attempt` (2 for the first retry), in ms: a number, or a
    * function of the attempt and the failure it retries. Default: the failure's `retryAfterMs`
-   * when it has one, else exponential backoff with full jitter; both capped at 30 s.
+   * when it has one, else exponential backoff with full jitter: a uniform draw from
+   * `[0, min(30 s, 1 s × 2^(attempt − 2))]`, so windows of 1 s, 2 s, 4 s, … 30 s; both capped at
+   * 30 s ({@link RETRY_BASE_DELAY_MS}, {@link RETRY_MAX_DELAY_MS}).
    */
   readonly delay?: number | ((attempt: number, failure: TerminalFailed) => number);
   /** Whether a failure is worth another attempt. Default `isRetryableFailure`. */
@@ -48,6 +51,26 @@ export interface RetryAgentRunOptions {
  * A throw from `isRetryable`, `delay` or `random` errors the stream with what was thrown; a
  * `delay` or `random` result out of range errors it with a `TypeError`. Nothing is emitted after.
  *
+ * - Invalid options (`maxAttempts` below 1 or not an integer, a negative or non-finite `delay`, a
+ *   `scheduler` without `now()`/`schedule()`, a non-function `isRetryable` or `random`) throw a
+ *   `TypeError` when `retryAgentRun` is called.
+ * - State is per subscription: two subscribers count their own attempts.
+ * - Attempts never overlap: the previous attempt is unsubscribed before the next one starts.
+ * - Unsubscribing mid-attempt unsubscribes the running attempt, which stops its process. A
+ *   cancelled run is never retried (after an unsubscribe nothing is emitted).
+ * - It uses no Node API: it is in `agent-rx/browser` too, and works the same on both sides of a
+ *   wire.
+ * - A source that completes without a terminal message completes the result (no terminal is
+ *   invented). Messages a source emits after its terminal are dropped.
+ * - `run.retrying` is the boundary UIs reset at: text, tool progress and token counts of the
+ *   failed attempt end there.
+ * - A plain retry resubscribes the **same** cold run: for `runPi`, a new session with the same
+ *   prompt. To continue the conversation instead, build each attempt with `defer` and resume the
+ *   failed attempt's session (second example).
+ *
+ * When you retry on your side, pass `agentRetry: false` to the source (pi and Claude Code retry
+ * some errors on their own, shown as `agent.retry` messages), so that only one layer retries.
+ *
  * ```
  * source:  -s-(f|)                       f = terminal.failed (429), c = terminal.completed
  *          -s-a-(c|)                     (second subscription)
@@ -60,6 +83,22 @@ export interface RetryAgentRunOptions {
  *   .subscribe((message) => {
  *     if (message.type === 'run.retrying') console.log(`attempt ${message.attempt} in ${message.delayMs} ms`);
  *   });
+ *
+ * // Your own rules on top of the default ones:
+ * retryAgentRun({ isRetryable: (failure) => isRetryableFailure(failure) || failure.reason === 'missing-terminal' });
+ *
+ * @example
+ * // Each attempt resumes the session of the one that failed.
+ * const run$ = defer(() => {
+ *   let sessionId: string | undefined; // per subscription
+ *   return defer(() => runPi(sessionId === undefined ? { prompt } : { prompt: 'Continue where you left off.', session: { id: sessionId } })).pipe(
+ *     // upstream of retryAgentRun, so it also sees the failures it swallows
+ *     tap((message) => {
+ *       if (message.type === 'terminal.failed' && message.agentError !== undefined) sessionId = message.sessionId ?? sessionId;
+ *     }),
+ *     retryAgentRun(),
+ *   );
+ * });
  */
 export function retryAgentRun(options: RetryAgentRunOptions = {}): MonoTypeOperatorFunction<CliMessage> {
   if (!isObject(options)) throw new TypeError(`agent-rx: retryAgentRun takes an options object; got ${shown(options)}`);

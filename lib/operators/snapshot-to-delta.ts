@@ -26,6 +26,7 @@ export interface TextReading {
 /** Says what text an event carries, if any. */
 export type TextReader<E extends AgentEvent = AgentEvent> = (event: E) => TextReading | readonly TextReading[] | null;
 
+/** Options of {@link snapshotToDelta}: how to read text from events, and how much to remember. */
 export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
   /**
    * Makes the reader of one run: called once per subscription, so a reader may remember earlier
@@ -53,6 +54,20 @@ export interface SnapshotToDeltaOptions<E extends AgentEvent = AgentEvent> {
  * emitted is never emitted whole on top of it: a `withdraw` item takes back the text after the
  * common prefix, then the new text follows. A reader that throws errors the stream, and is not
  * called again.
+ *
+ * The reader (made by `createReader()`, once per subscription) returns, for an event, a
+ * {@link TextReading} `{ channel, key, delta?, snapshot?, final? }`, a list of them, or `null`.
+ * Text is kept per `key` (a message's block, say): a delta is appended (preferred over a snapshot
+ * in the same reading); new text for a key whose later keys already have text goes in its place
+ * (the later text is withdrawn and emitted again after it). With `replayedPrefix`, a new key whose
+ * first snapshot repeats the channel's earlier text emits only what follows it (one case cannot be
+ * told apart: a message that really begins by repeating, word for word, all the text before it).
+ *
+ * For pi, the reader reads `text_delta`/`thinking_delta` deltas (the snapshot in the same line can
+ * run ahead of them), or their snapshots in pi versions that send no delta, and the final assistant
+ * `message_end`, which is authoritative. For Claude Code it keys deltas by message and block, and
+ * keys the non-streaming fallback that follows an abandoned stream as the abandoned message, so
+ * the fallback only adds what was not streamed.
  *
  * ```
  * source:  -s1---s2-----s3---s2-|     snapshots "He", "Hello", "Hello!", then "Hello" replayed

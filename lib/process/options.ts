@@ -61,6 +61,7 @@ export interface ProcessOptions {
 
 /** What a run's stop sequence or clean-up did, for logs and tests. */
 export interface StopReport {
+  /** The root process's pid; `null` when it never started. */
   readonly pid: number | null;
   /** `true` when the run was stopped (unsubscribe, `stopAllRuns`, a time limit), `false` when it exited itself. */
   readonly requested: boolean;

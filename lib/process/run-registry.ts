@@ -49,7 +49,10 @@ export function untrack(run: TrackedRun): void {
   }
 }
 
-/** How many runs are tracked: running, stopping, or cleaning up after their exit. */
+/**
+ * How many runs are tracked: running, stopping, or cleaning up after their exit. `retryAgentRun`'s
+ * waits are not runs and are not counted.
+ */
 export function activeRunCount(): number {
   return active.size;
 }
@@ -58,7 +61,27 @@ export function activeRunCount(): number {
  * Stops every run that is still active, with the same stop sequence as an unsubscribe, and
  * resolves when every stop has finished. A subscriber still listening to a run gets its
  * `terminal.failed` with reason `stopped` (for `processLines`: an exit item with
- * `stoppedBy: { kind: 'host' }`) and completion. For a graceful host shutdown.
+ * `stoppedBy: { kind: 'host' }`) and completion. For a graceful host shutdown: the agents get
+ * their interrupt and grace period (pi kills its own tools and saves its session).
+ *
+ * `retryAgentRun`'s waits hold no process and are not tracked: a host ends them by unsubscribing
+ * (`takeUntil(shutdown$)`).
+ *
+ * No process outlives its host however the host ends, even without this call:
+ *
+ * | how the host ends | what agent-rx does |
+ * |---|---|
+ * | `process.exit()`, an uncaught exception, an unhandled rejection | on `exit`, synchronously: SIGKILL of every process of every run (found by their run markers, see {@link RUN_MARKER_ENV}), until two scans find none; the host's temporary folder is removed |
+ * | SIGINT, SIGTERM or SIGHUP, and the host has **no** listener for it | the same, then the host dies of the signal as it would have (exit status 130, 143, 129) |
+ * | the same signal, and the host **has** a listener | nothing: the signal is the host's (call `stopAllRuns()` in it, as below) |
+ * | SIGKILL, the OOM killer, a crash of Node itself | the keeper cleans up |
+ *
+ * These hooks are installed while runs are active and removed when none is. The keeper is a small
+ * `/bin/sh` script started with the host's first run, in its own session, holding a pipe from the
+ * host: when the host dies, however it dies, the pipe closes, and the keeper SIGKILLs the process
+ * groups of the host's runs and every process carrying the host's run markers, removes the host's
+ * temporary folder, and exits. It works on Linux; `AGENT_RX_KEEPER=off` in the host's environment
+ * runs without it.
  *
  * @example
  * process.once('SIGTERM', () => {

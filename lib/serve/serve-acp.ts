@@ -7,13 +7,16 @@ import type { SessionCommand, SessionMessage, StopReason, TurnFailed, Usage } fr
 
 /** What a new ACP session asks for: its working directory and MCP servers. */
 export interface AcpSessionRequest {
+  /** The session's working directory (absolute), as the client sent it. */
   readonly cwd: string;
+  /** The MCP servers the client asks the session to use. */
   readonly mcpServers: readonly acp.McpServer[];
 }
 
 /** Makes the agent-rx session behind one ACP session (one agent process per subscription). */
 export type AcpSessionFactory = (request: AcpSessionRequest) => OperatorFunction<SessionCommand, SessionMessage>;
 
+/** Options of {@link serveAcp}: the streams to talk ACP on, and the name the agent gives itself. */
 export interface ServeAcpOptions {
   /** Where the client's messages come from. Default `process.stdin`. */
   readonly input?: Readable;
@@ -21,9 +24,11 @@ export interface ServeAcpOptions {
   readonly output?: Writable;
   /** The agent's name and title in `initialize`. Default `agent-rx`. */
   readonly name?: string;
+  /** The agent's human-readable title in `initialize`. Default: none. */
   readonly title?: string;
 }
 
+/** A running ACP server (from {@link serveAcp}). */
 export interface AcpServer {
   /** Settles when the client's connection has closed and every session was let go (their stop sequences run). */
   readonly closed: Promise<void>;
@@ -33,8 +38,15 @@ export interface AcpServer {
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
-/** The extension methods for what ACP has no method for. */
+/**
+ * The extension method for a `steer` command (`{ sessionId, text }`): into the running turn, as the
+ * agent allows (idle: starts a turn). ACP has no method of its own for it, nor for a follow-up.
+ */
 export const ACP_STEER_METHOD = '_agent-rx/steer';
+/**
+ * The extension method for a `follow-up` command (`{ sessionId, text }`): kept and sent as the next
+ * turn's prompt.
+ */
 export const ACP_FOLLOW_UP_METHOD = '_agent-rx/follow-up';
 
 const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) });

@@ -25,6 +25,7 @@ export type ProtocolFact =
   /** A message the protocol itself reads from the agent (`session.started` from a state reply, a warning). */
   | { readonly type: 'content'; readonly message: CliMessage };
 
+/** What a protocol makes of an ask or an event: facts about the turn, and what to send the agent. */
 export interface ProtocolReaction {
   readonly facts?: readonly ProtocolFact[];
   readonly outputs?: readonly ProtocolOutput[];
@@ -46,6 +47,7 @@ export interface ToolsKilledEvent extends AgentEvent {
 export interface SessionProtocol<P> {
   /** The agent's name in diagnostics. */
   readonly name: string;
+  /** Makes the state of one session: called once per subscription. */
   createState(): P;
   /** Arguments of this session's own, after the command's (an id the protocol chose for it). */
   args?(state: P): readonly string[];

@@ -18,7 +18,9 @@ import { StdinChannel } from './stdin-channel.js';
 
 /** Everything a session needs of one agent: its process, its dialect (content) and its protocol (turns). */
 export interface SessionSpec<S, P> {
+  /** The agent's executable, run without a shell. */
   readonly command: string;
+  /** Its arguments (the protocol's own `args` follow them). */
   readonly args: readonly string[];
   /**
    * The process options. `timeoutMs` limits the whole session; `idleTimeoutMs` counts only while a
@@ -27,7 +29,9 @@ export interface SessionSpec<S, P> {
    * session is stopped.
    */
   readonly processOptions: Omit<ProcessOptions, 'stdin'>;
+  /** How the agent's content (text, thinking, tools) becomes messages, inside each turn. */
   readonly dialect: Dialect<S>;
+  /** How the agent's interactive mode is driven: turns, steers, aborts. */
   readonly protocol: SessionProtocol<P>;
   /** A configuration overlay made for each session (pi without its retries). */
   readonly overlay?: RunOverlay;

@@ -103,6 +103,7 @@ export type SessionInputEvent =
    */
   | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed };
 
+/** What the session machine asks its shell to do: emit a message, start, steer or abort a turn, watch a limit, end. */
 export type SessionEffect =
   | { readonly type: 'emit'; readonly message: SessionMessage }
   /** Start a turn with this input as its prompt. */

@@ -27,6 +27,7 @@ export interface AcpClientOptions {
 export interface AcpSessionOptions extends AcpClientOptions, Omit<ProcessOptions, 'stdin'> {
   /** The agent's executable, run without a shell. */
   readonly command: string;
+  /** Its arguments, e.g. `['--acp']` for Gemini CLI. Default none. */
   readonly args?: readonly string[];
   /** The agent's name in diagnostics. Default `ACP agent`. */
   readonly name?: string;

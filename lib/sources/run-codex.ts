@@ -21,7 +21,31 @@ import { processLines } from './process-lines.js';
  * endpoint it cannot reach is retried without end, so give such runs `timeoutMs` or `idleTimeoutMs`.
  *
  * Without `executable`, the native binary of the `@openai/codex` package is found at each
- * subscription (see `findCodexExecutable`).
+ * subscription (see `findCodexExecutable`): Codex's native binary runs directly, not the npm
+ * package's Node launcher, which on Node 20 is a second process that forwards only some signals
+ * (killing it orphans the binary).
+ *
+ * - The prompt is written to stdin, which is then closed (Codex reads stdin to its end before it
+ *   starts); never an argument, so it cannot be read as a flag.
+ * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: Codex ends its commands (they run in their own
+ *   sessions) and exits within tens of ms, printing no final event: an `exit` failure.
+ * - `agentRetry: false` sets the provider's `request_max_retries` and `stream_max_retries` to 0.
+ *   Codex refuses to change its built-in providers (`openai`), so this needs `provider`, the id of
+ *   a custom provider; without it `runCodex` throws `TypeError`.
+ * - The other process options are as for {@link processLines} (`cwd` is where Codex works).
+ *
+ * How its output is normalized: `session.started` from `thread.started` (its `thread_id` is the
+ * id to resume); each reasoning item becomes one `assistant.thought` when the turn ends; a
+ * `command_execution` item is a tool named `command_execution` with input `{ command }`,
+ * `tool.completed` with its output, or `tool.failed` when its status is not `completed` or its exit
+ * code is not 0; `file_change` (input `{ changes }`, output a line per change), `mcp_tool_call`
+ * (named `mcp__<server>__<tool>`), `web_search` and `todo_list` (the plan: each update replaces the
+ * list) are tools too; `Reconnecting... 2/5 (…)` errors are `agent.retry`; `error` items are
+ * `agent.warning`; `turn.completed` is `terminal.completed` (stop reason `end_turn`); `turn.failed`
+ * is `agent-error` with the text in `agentError` and `httpStatus` where the text has one. Codex
+ * exits 1 after `turn.failed`, and with no output at all for a configuration error: an `exit`
+ * failure whose message is the error stderr gives. Codex's `input_tokens` include cached tokens,
+ * which the contract counts in `cacheReadTokens` instead.
  *
  * @example
  * runCodex({ prompt: 'Fix the failing test', sandbox: 'workspace-write', approvalPolicy: 'never', idleTimeoutMs: 300_000 })

@@ -24,6 +24,7 @@ export interface AcpClientHandlers {
   readonly writeTextFile?: (request: acp.WriteTextFileRequest) => acp.WriteTextFileResponse | Promise<acp.WriteTextFileResponse>;
 }
 
+/** Options of {@link acpClientProtocol}: the session an ACP client opens, and what it answers the agent. */
 export interface AcpProtocolOptions {
   /** The session's working directory (absolute), for `session/new`. */
   readonly cwd: string;
@@ -31,7 +32,9 @@ export interface AcpProtocolOptions {
   readonly mcpServers?: readonly acp.McpServer[];
   /** The agent's name in diagnostics. */
   readonly name: string;
+  /** Decides the agent's permission requests. Default: deny, with an `agent.warning` in the stream. */
   readonly permission?: PermissionPolicy;
+  /** The client capabilities offered to the agent (file reads and writes); none by default. */
   readonly handlers?: AcpClientHandlers;
   /** The turn's usage, where an agent puts it into its answer to `session/prompt` (ACP itself has no field for it). */
   readonly usageOf?: (response: acp.PromptResponse) => Usage | undefined;
@@ -50,6 +53,7 @@ interface AcpTurn {
   killing: TurnOutcome | null;
 }
 
+/** The ACP client protocol's state, one per session subscription (created by `createState`). */
 export interface AcpClientState {
   connection: acp.ClientConnection | null;
   /** Feeds the SDK the agent's messages. */

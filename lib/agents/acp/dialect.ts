@@ -23,6 +23,7 @@ export const acpEventSchemas = {
 } as const;
 
 type Schemas = typeof acpEventSchemas;
+/** One Agent Client Protocol message the dialect reads: a `session/update` notification's update, a response. */
 export type AcpEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
 
 const known = narrowEvents<AcpEvent>();
@@ -57,6 +58,7 @@ export function acpTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'response' ? 'final' : null;
 }
 
+/** The ACP dialect's state for one turn or run (created by `createState`). */
 export interface AcpState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;

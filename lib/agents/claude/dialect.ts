@@ -95,6 +95,7 @@ export function claudeTurnEnd(event: AgentEvent): TurnEnd {
   return stopReason === 'tool_use' ? 'tool-use' : 'final';
 }
 
+/** The Claude Code dialect's state for one run (created by `createState`). */
 export interface ClaudeState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;
@@ -103,6 +104,7 @@ export interface ClaudeState {
   apiError: string | undefined;
 }
 
+/** Options of {@link claudeDialect}. */
 export interface ClaudeDialectOptions {
   /** The run continues an existing session: `system/init` becomes `session.resumed`. */
   readonly resuming?: boolean;

@@ -7,6 +7,10 @@ import * as z from 'zod';
 
 const Block = z.looseObject({ type: z.string() });
 
+/**
+ * The zod schemas of the Claude Code lines agent-rx reads (`claude -p --output-format stream-json`),
+ * by their `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ */
 export const claudeEventSchemas = {
   system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional() }),
   stream_event: z.looseObject({

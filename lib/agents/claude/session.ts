@@ -36,6 +36,7 @@ interface ClaudeTurn {
   } | null;
 }
 
+/** The Claude Code session protocol's state, one per session subscription. */
 export interface ClaudeSessionState {
   /** The id a new session is given (`--session-id`), announced once the CLI answers `initialize`. */
   readonly sessionId: string | undefined;

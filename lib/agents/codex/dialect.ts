@@ -65,6 +65,7 @@ export function codexTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'turn.completed' || event.type === 'turn.failed' ? 'final' : null;
 }
 
+/** The Codex dialect's state for one run (created by `createState`). */
 export interface CodexState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;
@@ -76,6 +77,7 @@ export interface CodexState {
   lastError: string | undefined;
 }
 
+/** Options of {@link codexDialect}. */
 export interface CodexDialectOptions {
   /** The run resumes a thread: `thread.started` becomes `session.resumed`. */
   readonly resuming?: boolean;

@@ -17,6 +17,10 @@ const Usage = z.looseObject({
   reasoning_output_tokens: z.number().optional(),
 });
 
+/**
+ * The zod schemas of the Codex lines agent-rx reads (`codex exec --experimental-json`), by their
+ * `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ */
 export const codexEventSchemas = {
   'thread.started': z.looseObject({ type: z.literal('thread.started'), thread_id: z.string() }),
   'turn.completed': z.looseObject({ type: z.literal('turn.completed'), usage: Usage.optional() }),

@@ -2,10 +2,12 @@ import type { ProcessOptions } from '../../process/options.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
+/** One of {@link CODEX_SANDBOX_MODES}. */
 export type CodexSandboxMode = (typeof CODEX_SANDBOX_MODES)[number];
 
 /** When Codex asks before running a command (`approval_policy`). A headless run cannot answer: use `never`. */
 export const CODEX_APPROVAL_POLICIES = ['never', 'on-request', 'on-failure', 'untrusted'] as const;
+/** One of {@link CODEX_APPROVAL_POLICIES}. */
 export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
 
 /**
@@ -22,6 +24,7 @@ export type TomlValue = string | number | boolean | readonly TomlValue[] | { rea
 export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
+  /** Which thread the run uses (see {@link CodexSession}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: CodexSession;
   /** More folders Codex may write to (`--add-dir`). */
   readonly additionalDirectories?: readonly string[];

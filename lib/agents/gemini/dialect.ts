@@ -40,6 +40,7 @@ export function geminiTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'result' ? 'final' : null;
 }
 
+/** The Gemini CLI dialect's state for one run (created by `createState`). */
 export interface GeminiState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;
@@ -48,6 +49,7 @@ export interface GeminiState {
   lastError: string | undefined;
 }
 
+/** Options of {@link geminiDialect}. */
 export interface GeminiDialectOptions {
   /** The run continues a session: `init` becomes `session.resumed`. */
   readonly resuming?: boolean;

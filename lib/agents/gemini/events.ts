@@ -17,6 +17,10 @@ const Stats = z.looseObject({
   tool_calls: z.number().optional(),
 });
 
+/**
+ * The zod schemas of the Gemini CLI lines agent-rx reads (`--output-format stream-json`), by their
+ * `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ */
 export const geminiEventSchemas = {
   init: z.looseObject({ type: z.literal('init'), session_id: z.string(), model: z.string().optional() }),
   message: z.looseObject({ type: z.literal('message'), role: z.string(), content: z.string(), delta: z.boolean().optional() }),

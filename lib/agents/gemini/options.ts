@@ -5,6 +5,7 @@ import type { ProcessOptions } from '../../process/options.js';
  * `default` mode the shell tool is not even offered to the model; `yolo` allows every tool.
  */
 export const GEMINI_APPROVAL_MODES = ['default', 'auto_edit', 'yolo', 'plan'] as const;
+/** One of {@link GEMINI_APPROVAL_MODES}. */
 export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
 
 /**
@@ -19,6 +20,7 @@ export type GeminiSession = 'new' | 'latest' | { readonly id: string } | { reado
 export interface RunGeminiOptions extends GeminiSessionOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
+  /** Which session the run uses (see {@link GeminiSession}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: GeminiSession;
 }
 

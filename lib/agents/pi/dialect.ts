@@ -56,6 +56,7 @@ export function piTurnEnd(event: AgentEvent): TurnEnd {
   return end.message.stopReason === 'toolUse' ? 'tool-use' : 'final';
 }
 
+/** The pi dialect's state for one run (created by `createState`). */
 export interface PiState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;
@@ -68,6 +69,7 @@ export interface PiState {
   usage: Usage | undefined;
 }
 
+/** Options of {@link piDialect}. */
 export interface PiDialectOptions {
   /** The run continues an existing session: the header becomes `session.resumed`. */
   readonly resuming?: boolean;

@@ -29,6 +29,10 @@ export const PiMessageSchema = z.looseObject({
 
 const ToolResult = z.looseObject({ content: z.array(ContentBlock).optional() });
 
+/**
+ * The zod schemas of the pi events agent-rx reads (`pi --mode json`), by their `type`; loose: only
+ * what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ */
 export const piEventSchemas = {
   session: z.looseObject({ type: z.literal('session'), id: z.string() }),
   agent_start: z.looseObject({ type: z.literal('agent_start') }),
@@ -84,6 +88,10 @@ export const piEventSchemas = {
 type Schemas = typeof piEventSchemas;
 /** A known pi event, after validation. */
 export type PiEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
+/**
+ * A message as pi reports it in `message_start`, `message_update` and `message_end` (role, content
+ * blocks, stop reason, usage), after validation.
+ */
 export type PiMessage = z.infer<typeof PiMessageSchema>;
 export type PiEventOf<T extends PiEvent['type']> = Extract<PiEvent, { type: T }>;
 

@@ -1,6 +1,8 @@
 import type { ProcessOptions } from '../../process/options.js';
 
+/** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+/** One of {@link PI_THINKING_LEVELS}. */
 export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 
 /**
@@ -14,7 +16,11 @@ export type PiSession = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
 export interface RunPiOptions extends PiSessionOptions {
-  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
+  /**
+   * The prompt. Sent on stdin, then stdin is closed: pi's parser has no `--`, so a prompt starting
+   * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB. pi
+   * trims leading and trailing whitespace. An empty prompt throws `TypeError`.
+   */
   readonly prompt: string;
 }
 
@@ -28,9 +34,13 @@ export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   readonly executable?: string;
   /** Arguments placed before pi's own, e.g. `executable: process.execPath, executableArgs: ['cli.js']`. */
   readonly executableArgs?: readonly string[];
+  /** The model provider (`--provider`). Default: pi's. */
   readonly provider?: string;
+  /** The model (`--model`). Default: pi's. */
   readonly model?: string;
+  /** How hard the model thinks (`--thinking`): one of {@link PI_THINKING_LEVELS}; anything else throws `TypeError`. Default: pi's. */
   readonly thinking?: PiThinkingLevel;
+  /** Which session the run uses (see {@link PiSession}); continuing one gives `session.resumed`. Default `'new'`. */
   readonly session?: PiSession;
   /** Where pi keeps and looks up sessions (`--session-dir`). */
   readonly sessionDir?: string;

@@ -26,6 +26,7 @@ interface PiTurn {
   abort: { held: boolean } | null;
 }
 
+/** The pi session protocol's state (`pi --mode rpc`), one per session subscription. */
 export interface PiSessionState {
   nextId: number;
   sessionId: string | undefined;

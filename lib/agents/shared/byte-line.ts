@@ -11,6 +11,7 @@ export class ByteLine {
   /** The chunk the last lookup found (lookups are mostly near each other). */
   #last = 0;
 
+  /** A line made of these pieces, in order (they are read in place, not copied). */
   constructor(chunks: readonly Buffer[]) {
     this.#chunks = chunks;
     this.#starts = [];

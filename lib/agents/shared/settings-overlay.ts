@@ -1,6 +1,10 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * A configuration overlay made for one run: a directory of its own, in the host's temporary folder,
+ * that points the agent at the user's real configuration with a few settings of the run's changed.
+ */
 export interface SettingsOverlay {
   /** The directory to point the agent at (its configuration directory, or the home that holds it). */
   readonly dir: string;

@@ -62,6 +62,7 @@ export function appServerTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'turn/completed' ? 'final' : null;
 }
 
+/** The Codex app-server dialect's state for one turn (created by `createState`). */
 export interface AppServerState {
   readonly session: SessionHeader;
   readonly tools: ToolCalls;

@@ -19,6 +19,10 @@ const TokenCounts = z.looseObject({
   outputTokens: z.number(),
 });
 
+/**
+ * The zod schemas of the `codex app-server` messages agent-rx reads, by the kind
+ * {@link parseJsonRpcLine} gives each; loose: only what is read is checked.
+ */
 export const appServerEventSchemas = {
   'item/started': Notification('item/started', z.looseObject({ item: Item })),
   'item/completed': Notification('item/completed', z.looseObject({ item: Item })),

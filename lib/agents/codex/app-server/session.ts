@@ -23,6 +23,7 @@ interface CodexTurn {
   abort: { interruptSent: boolean; killing: boolean } | null;
 }
 
+/** The Codex app-server session protocol's state, one per session subscription. */
 export interface AppServerSessionState {
   nextId: number;
   threadId: string | null;
@@ -33,6 +34,7 @@ export interface AppServerSessionState {
   fatal: string | undefined;
 }
 
+/** Options of {@link codexAppServerProtocol}: the thread the session starts or resumes. */
 export interface AppServerSessionOptions {
   /** `thread/start`'s parameters (`cwd`, `ephemeral`, …), or the thread to resume. */
   readonly thread: { readonly start: Readonly<Record<string, unknown>> } | { readonly resume: string };

@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+// The package as a consumer meets it: built from a copy of the sources into a folder of its own
+// (the checkout's dist/ is never touched), packed with `npm pack`, unpacked into a consumer's
+// node_modules and imported from there.
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet'];
+// What the package itself imports at run time, linked into the consumer from the checkout.
+const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', 'bullmq', 'ioredis'];
+
+interface Manifest {
+  exports: Record<string, string | { types: string; default: string }>;
+  bin: Record<string, string>;
+  files: string[];
+}
+
+let work = '';
+let tarball = '';
+let packed: string[] = [];
+let unpacked = '';
+let consumer = '';
+
+/** The tarball's files, relative to its root (`package/` dropped). */
+async function tarballFiles(tarball: string): Promise<string[]> {
+  const { stdout } = await run('tar', ['-tzf', tarball]);
+  return stdout
+    .split('\n')
+    .filter((line) => line !== '' && !line.endsWith('/'))
+    .map((line) => line.replace(/^package\//, ''));
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'agent-rx-package-'));
+  const stage = join(work, 'stage');
+  mkdirSync(stage);
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.build.json', 'lib']) {
+    cpSync(join(ROOT, entry), join(stage, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
+  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: stage });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: stage });
+  const [report] = JSON.parse(stdout) as { filename: string }[];
+  if (report === undefined) throw new Error(`npm pack reported nothing: ${stdout}`);
+  tarball = join(work, report.filename);
+  packed = await tarballFiles(tarball);
+
+  consumer = join(work, 'consumer');
+  mkdirSync(join(consumer, 'node_modules/@agentclientprotocol'), { recursive: true });
+  await run('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules')]);
+  unpacked = join(consumer, 'node_modules/agent-rx');
+  renameSync(join(consumer, 'node_modules/package'), unpacked);
+  for (const name of RUNTIME_PACKAGES) symlinkSync(join(ROOT, 'node_modules', name), join(consumer, 'node_modules', name), 'dir');
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+}, 180_000);
+
+afterAll(() => {
+  if (work !== '') rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it('ships the built JavaScript, its declarations and the TypeScript sources, and nothing else', () => {
+    expect(packed).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'lib/index.ts']));
+    const outside = packed.filter((file) => !/^(dist|lib)\//.test(file) && !['package.json', 'README.md', 'LICENSE'].includes(file));
+    expect(outside).toEqual([]);
+  });
+
+  it('ships no spec, fixture, benchmark or example file', () => {
+    const unwanted = packed.filter((file) => /(^|\/)(spec|specs|test|tests|__tests__|fixtures|bench|examples)\//.test(file) || /\.(spec|test)\.[cm]?[jt]s$/.test(file));
+    expect(unwanted).toEqual([]);
+  });
+
+  it('ships every file its exports and its bin name', () => {
+    const manifest = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as Manifest;
+    const targets = Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : [target.types, target.default]));
+    targets.push(...Object.values(manifest.bin));
+    expect(targets.length).toBeGreaterThan(6);
+    expect(targets.filter((target) => !packed.includes(posix.normalize(target)))).toEqual([]);
+  });
+
+  it('has a source map beside every module and declaration, and every source a map names is in the tarball', () => {
+    const built = packed.filter((file) => /^dist\/.*\.(js|d\.ts)$/.test(file));
+    const maps = packed.filter((file) => file.endsWith('.map'));
+    expect(built.length).toBeGreaterThan(100);
+    expect(built.filter((file) => !packed.includes(`${file}.map`))).toEqual([]);
+    const missing: string[] = [];
+    for (const map of maps) {
+      const { sources, sourceRoot = '' } = JSON.parse(readFileSync(join(unpacked, map), 'utf8')) as { sources: string[]; sourceRoot?: string };
+      expect(sources.length).toBeGreaterThan(0);
+      for (const source of sources) {
+        const resolved = posix.normalize(posix.join(posix.dirname(map), sourceRoot, source));
+        if (!packed.includes(resolved)) missing.push(`${map} → ${source}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('has types that resolve for ES module consumers, by arethetypeswrong', async () => {
+    const attw = join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js');
+    const checked = await run(process.execPath, [attw, tarball, '--profile', 'esm-only', '--format', 'json'], { cwd: work, maxBuffer: 64 * 1024 * 1024 }).catch(
+      (error: unknown) => error as { stdout: string; code: number },
+    );
+    const report = JSON.parse(checked.stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint?: string; resolutionKind?: string }[] } };
+    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining(['.', './browser', './fleet']));
+    // The package is ESM only: what CommonJS `require` and node10 resolution make of it is not a problem.
+    const problems = report.analysis.problems.filter((problem) => !['node10', 'node16-cjs'].includes(problem.resolutionKind ?? ''));
+    expect(problems).toEqual([]);
+  });
+
+  it('has a built module for every TypeScript source it ships', () => {
+    const sources = packed.filter((file) => file.startsWith('lib/'));
+    expect(sources.every((file) => file.endsWith('.ts'))).toBe(true);
+    expect(sources.filter((file) => !packed.includes(file.replace(/^lib\//, 'dist/').replace(/\.ts$/, '.js')))).toEqual([]);
+  });
+});
+
+describe('a consumer of the packed package', () => {
+  it('imports the three entry points as ES modules', async () => {
+    const script = join(consumer, 'esm.mjs');
+    writeFileSync(
+      script,
+      [
+        "import { runPi, retryAgentRun, stopAllRuns } from 'agent-rx';",
+        "import * as browser from 'agent-rx/browser';",
+        "import { createRunDispatcher, serveRuns } from 'agent-rx/fleet';",
+        'console.log(JSON.stringify([typeof runPi, typeof retryAgentRun, typeof stopAllRuns, typeof browser.fromAgentEventSource, typeof createRunDispatcher, typeof serveRuns]));',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function', 'function', 'function', 'function']);
+  });
+
+  it('loads the three entry points with import() from CommonJS', async () => {
+    const script = join(consumer, 'dynamic.cjs');
+    writeFileSync(
+      script,
+      [
+        `Promise.all(${JSON.stringify(ENTRY_POINTS)}.map((name) => import(name)))`,
+        '  .then(([main, browser, fleet]) => console.log(JSON.stringify([typeof main.runClaudeCode, typeof browser.isRetryableFailure, typeof fleet.checkRunSpec])))',
+        '  .catch((error) => { console.error(error); process.exitCode = 1; });',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function']);
+  });
+
+  it('resolves the types of the three entry points under NodeNext', async () => {
+    writeFileSync(
+      join(consumer, 'consumer.ts'),
+      [
+        "import type { Observable } from 'rxjs';",
+        "import { runPi, type CliMessage } from 'agent-rx';",
+        "import { retryAgentRun } from 'agent-rx/browser';",
+        "import { createRunDispatcher, type RunSpec } from 'agent-rx/fleet';",
+        "export const run: Observable<CliMessage> = runPi({ prompt: 'hello' }).pipe(retryAgentRun());",
+        "export const spec: RunSpec = { agent: 'pi', options: { prompt: 'hello' } };",
+        'export const dispatch: typeof createRunDispatcher = createRunDispatcher;',
+        '// @ts-expect-error: a run needs a prompt',
+        'runPi({});',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [], typeRoots: [join(ROOT, 'node_modules/@types')] },
+        files: ['consumer.ts'],
+      }),
+    );
+    expect(existsSync(join(unpacked, 'dist/fleet.d.ts'))).toBe(true);
+    const checked = await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--traceResolution'], { cwd: consumer, maxBuffer: 256 * 1024 * 1024 }).catch(
+      (error: unknown) => error as { stdout: string; code: number },
+    );
+    const resolved = new Map<string, string>();
+    for (const match of checked.stdout.matchAll(/======== Module name '(agent-rx(?:\/\w+)?)' was successfully resolved to '([^']+)'/g)) {
+      resolved.set(match[1] ?? '', dirname(match[2] ?? '') === join(unpacked, 'dist') ? posix.basename(match[2] ?? '') : (match[2] ?? ''));
+    }
+    expect(Object.fromEntries(resolved)).toEqual({ 'agent-rx': 'index.d.ts', 'agent-rx/browser': 'browser.d.ts', 'agent-rx/fleet': 'fleet.d.ts' });
+    expect(checked.stdout.split('\n').filter((line) => line.includes('error TS'))).toEqual([]);
+  });
+});
