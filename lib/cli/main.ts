@@ -99,10 +99,13 @@ async function run(argv: readonly string[]): Promise<void> {
   // Ctrl-C, SIGTERM or SIGHUP: stopAllRuns() runs the agent's stop sequence and ends the run
   // in-band (its terminal.failed, reason stopped, is shown or printed like any other); then exit as
   // a shell would (130, 143, 129). A replay has no process: it ends by unsubscribing. A second
-  // signal ends at once.
+  // signal ends at once. A reader of stdout that went away (`| head`) stops it the same way, quietly,
+  // and the command exits 141.
   onStopSignals(async (signal) => {
     spinner?.stop();
-    if (request.json) process.stderr.write(`agent-rx: ${signal}, stopping the agent (a second signal ends at once)\n`);
+    if (signal === 'SIGPIPE') {
+      // Nobody reads what would be said.
+    } else if (request.json) process.stderr.write(`agent-rx: ${signal}, stopping the agent (a second signal ends at once)\n`);
     else out(renderer.interrupted(elapsed(), signal));
     await stopAllRuns();
     // A fleet run: cancelled on its worker, and ended in-band like a local one.

@@ -381,6 +381,16 @@ const FAKE_TOOL_AGENT = 'spec/fixtures/fake-agent-tool.mjs';
     expect(JSON.parse(cli.stdout().trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'stopped' });
   });
 
+  it('a reader of stdout that goes away (`| head`): the agent is stopped, no stack trace, exit 141 as for SIGPIPE', async () => {
+    // The replay agent, 20 times slower than its recording: a delta every second or so.
+    const cli = startCli(['--json', '--executable', REPLAY_AGENT, '--model', 'tool_call_then_text', 'hi'], { PI_REPLAY_SPEED: '20', PI_REPLAY_STARTUP_MS: '0' });
+    await cli.waitForLine(/"type":"session\.started"/);
+    cli.child.stdout.destroy();
+    const exited = await cli.exitWithin(30_000);
+    const survivors = await cli.tag.waitUntilNone(5_000);
+    expect({ exited, survivors, stderr: cli.stderr() }).toEqual({ exited: { code: 141, signal: null }, survivors: [], stderr: '' });
+  });
+
   it('a second signal ends at once, while the first one still waits out the grace period of an agent that ignores it', async () => {
     const cli = startCli(['--json', '--grace', '20s', '--executable', FAKE_TOOL_AGENT, 'run a tool'], { FAKE_AGENT_IGNORE_SIGNALS: '1' });
     await toolStarted(cli);
