@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { delayBefore } from '../replay-agent/pacing.mjs';
 
 const TRANSCRIPTS = fileURLToPath(new URL('../replay-agent/transcripts/', import.meta.url));
 const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
@@ -162,23 +163,6 @@ function echoUser(text) {
   out({ type: 'message_end', message });
 }
 
-// Milliseconds before an event at speed 1, as in pi-replay.mjs: streamed deltas slowly, bookkeeping at once.
-function delayBefore(event, previous) {
-  if (previous?.type === 'auto_retry_start') return (Number(previous.delayMs) || 0) / 4;
-  switch (event.type) {
-    case 'message_update': {
-      const delta = event.assistantMessageEvent?.delta;
-      return typeof delta === 'string' ? 20 + Math.min(40, delta.length * 4) : 8;
-    }
-    case 'message_start':
-      return event.message?.role === 'assistant' ? 250 : 2;
-    case 'tool_execution_update':
-    case 'tool_execution_end':
-      return 150;
-    default:
-      return 2;
-  }
-}
 
 function out(event) {
   process.stdout.write(`${JSON.stringify(event)}\n`);

@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { delayBefore } from './pacing.mjs';
 
 const TRANSCRIPTS = fileURLToPath(new URL('./transcripts/', import.meta.url));
 const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
@@ -134,39 +135,6 @@ function parseEvent(line) {
   }
 }
 
-// Milliseconds to wait before a line at speed 1: streamed deltas slowly, bookkeeping at once.
-function delayBefore(event, previous) {
-  if (previous?.type === 'auto_retry_start') return (Number(previous.delayMs) || 0) / 4;
-  switch (event.type) {
-    case 'message_update': {
-      const delta = event.assistantMessageEvent?.delta;
-      return typeof delta === 'string' ? 20 + Math.min(40, delta.length * 4) : 8;
-    }
-    case 'message_start':
-      return event.message?.role === 'assistant' ? 250 : 2;
-    case 'stream_event': {
-      // Claude Code: streamed deltas at the same pace as pi's.
-      const delta = event.event?.delta?.text ?? event.event?.delta?.thinking;
-      return typeof delta === 'string' ? 20 + Math.min(40, delta.length * 4) : 8;
-    }
-    case 'tool_execution_update':
-    case 'tool_execution_end':
-      return 150;
-    // Codex prints whole items: a message after a model call, a command when it has run.
-    case 'item.started':
-      return 150;
-    // Gemini CLI: streamed deltas at the same pace, tools a little slower.
-    case 'message':
-      return event.role === 'assistant' ? 20 + Math.min(40, String(event.content ?? '').length * 4) : 2;
-    case 'tool_use':
-    case 'tool_result':
-      return 150;
-    case 'item.completed':
-      return event.item?.type === 'command_execution' ? 150 : 400;
-    default:
-      return 2;
-  }
-}
 
 // Ends the way the recorded run ended: its exit code, or death by its signal.
 function finish({ exitCode, signal }) {

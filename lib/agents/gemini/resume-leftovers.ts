@@ -2,6 +2,7 @@ import { closeSync, openSync, readdirSync, readSync, statSync, unlinkSync } from
 import { join } from 'node:path';
 import { defer, finalize, tap, type MonoTypeOperatorFunction } from 'rxjs';
 import type { CliMessage } from '../../messages.js';
+import { parseJsonObject } from '../shared/json-object.js';
 
 /*
  * Gemini CLI 0.61 records a session in `<home>/.gemini/tmp/<project>/chats/`, one file per
@@ -102,7 +103,7 @@ function recordingKind(file: string, sessionId: string, since: number): Recordin
     return 'other';
   }
   const lines = readHead(file, Math.min(size, MAX_LEFTOVER_BYTES)).split('\n').filter((line) => line.trim() !== '');
-  const records = lines.map(parseRecord);
+  const records = lines.map(parseJsonObject);
   const header = records[0];
   if (header === undefined || header['sessionId'] !== sessionId) return 'other';
   if (records.slice(1).some(isConversation)) return 'conversation';
@@ -122,15 +123,6 @@ function readHead(file: string, bytes: number): string {
     return '';
   } finally {
     if (fd !== undefined) closeSync(fd);
-  }
-}
-
-function parseRecord(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }
 
