@@ -18,6 +18,10 @@ import { geminiDialect, geminiOutputToMessages, type GeminiState } from './gemin
 import type { GeminiSessionOptions, RunGeminiOptions } from './gemini/options.js';
 import { piDialect, piOutputToMessages, type PiState } from './pi/dialect.js';
 import type { RunPiOptions } from './pi/options.js';
+import { recognizesPiOutput } from './pi/recognize.js';
+import { recognizesClaudeOutput } from './claude/recognize.js';
+import { recognizesCodexOutput } from './codex/recognize.js';
+import { recognizesGeminiOutput } from './gemini/recognize.js';
 
 /** One supported agent: what a command line, a demo or a server needs to offer it. */
 export interface AgentEntry<O, S, SO = Omit<O, 'prompt'>> {
@@ -35,6 +39,8 @@ export interface AgentEntry<O, S, SO = Omit<O, 'prompt'>> {
   readonly run: (options: O) => Observable<CliMessage>;
   /** Its interactive session: one process per subscription, many turns. */
   readonly session: (options: SO) => OperatorFunction<SessionCommand, SessionMessage>;
+  /** Whether a line of stdout is one only this agent prints (its header, mostly): how a recording's agent is told. */
+  readonly recognizesOutput: (line: string) => boolean;
 }
 
 /**
@@ -51,6 +57,7 @@ export const AGENTS = {
     output: piOutputToMessages,
     run: runPi,
     session: piSession,
+    recognizesOutput: recognizesPiOutput,
   } satisfies AgentEntry<RunPiOptions, PiState>,
   claude: {
     name: 'claude',
@@ -60,6 +67,7 @@ export const AGENTS = {
     output: claudeOutputToMessages,
     run: runClaudeCode,
     session: claudeCodeSession,
+    recognizesOutput: recognizesClaudeOutput,
   } satisfies AgentEntry<RunClaudeCodeOptions, ClaudeState>,
   codex: {
     name: 'codex',
@@ -69,6 +77,7 @@ export const AGENTS = {
     output: codexOutputToMessages,
     run: runCodex,
     session: codexSession,
+    recognizesOutput: recognizesCodexOutput,
   } satisfies AgentEntry<RunCodexOptions, CodexState, CodexSessionOptions>,
   gemini: {
     name: 'gemini',
@@ -78,6 +87,7 @@ export const AGENTS = {
     output: geminiOutputToMessages,
     run: runGemini,
     session: geminiSession,
+    recognizesOutput: recognizesGeminiOutput,
   } satisfies AgentEntry<RunGeminiOptions, GeminiState, GeminiSessionOptions>,
 } as const;
 

@@ -1,10 +1,6 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { Observable } from 'rxjs';
-import { recognizesClaudeOutput } from '../agents/claude/recognize.js';
-import { recognizesCodexOutput } from '../agents/codex/recognize.js';
-import { recognizesGeminiOutput } from '../agents/gemini/recognize.js';
-import { recognizesPiOutput } from '../agents/pi/recognize.js';
-import type { AgentName } from '../agents/table.js';
+import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
 import { describe } from '../process/process-table.js';
@@ -51,14 +47,6 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
   });
 }
 
-/** Each agent's test of a line only it prints (its header, mostly). */
-const RECOGNIZERS: readonly (readonly [AgentName, (line: string) => boolean])[] = [
-  ['pi', recognizesPiOutput],
-  ['claude', recognizesClaudeOutput],
-  ['codex', recognizesCodexOutput],
-  ['gemini', recognizesGeminiOutput],
-];
-
 /** How many bytes and lines of a recording are looked at to tell its agent. */
 const HEAD_BYTES = 256 * 1024;
 const HEAD_LINES = 10;
@@ -82,9 +70,8 @@ export function detectRecordingAgent(path: string): AgentName | null {
 /** The agent that recognises the first of `lines` any agent does (blank lines skipped), or `null`. */
 export function detectAgentOfLines(lines: readonly string[]): AgentName | null {
   for (const line of lines.map((text) => text.trim()).filter((text) => text !== '').slice(0, HEAD_LINES)) {
-    for (const [agent, recognizes] of RECOGNIZERS) {
-      if (recognizes(line)) return agent;
-    }
+    const agent = AGENT_NAMES.find((name) => AGENTS[name].recognizesOutput(line));
+    if (agent !== undefined) return agent;
   }
   return null;
 }
