@@ -6,45 +6,25 @@
  *   <root>/work    the cwd (sessions are keyed by it: resume needs the same HOME and cwd)
  *   <root>/tmp     TMPDIR and CLAUDE_CODE_TMPDIR (Bash task output, otherwise /tmp/claude-<uid>)
  */
-import { mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { findClaudeExecutable } from '../../lib/index.js';
 
 /** The API key the CLI is given; the fake server logs what it receives (`RequestLogEntry.apiKey`). */
 export const CLAUDE_FAKE_API_KEY = 'agent-rx-fake-claude-key';
 
 /**
- * How to start the pinned Claude Code CLI after a plain `npm ci`.
- *
- * `@anthropic-ai/claude-code` 2.1.197 is not a JS bundle: its `bin/claude.exe` (what
- * `node_modules/.bin/claude` links to) is a 500-byte shell stub that its `postinstall` replaces with
- * a hard link to the native binary of the optional dependency `@anthropic-ai/claude-code-<os>-<arch>`.
- * npm 11.19 still runs that postinstall (with an "install scripts not yet covered by allowScripts"
- * warning), but with `--ignore-scripts` or a denied script the stub stays and exits 1. So this runs
- * the platform package's binary directly: it needs no install script. `cli-wrapper.cjs` is avoided:
- * it `spawnSync`s the binary, so a signal to it does not reach Claude Code.
+ * How to start the pinned Claude Code CLI after a plain `npm ci`: its native binary, as the library
+ * finds it without an `executable` (`findClaudeExecutable`: the platform package's, since the
+ * package's own `bin/claude.exe` is a shell stub until its install script has run). The specs
+ * name it explicitly, so that a run never falls back to a `claude` on the machine's PATH.
  */
 export function claudeExecutable(): { readonly command: string; readonly args: readonly string[] } {
-  const require = createRequire(import.meta.url);
-  const platformPackage = `@anthropic-ai/claude-code-${process.platform}-${process.arch}${isMusl() ? '-musl' : ''}`;
-  const binary = process.platform === 'win32' ? 'claude.exe' : 'claude';
-  try {
-    return { command: join(require.resolve(`${platformPackage}/package.json`), '..', binary), args: [] };
-  } catch {
-    // No platform package: the bin works only if the postinstall put the real binary in place.
-    const bin = fileURLToPath(new URL('../../node_modules/@anthropic-ai/claude-code/bin/claude.exe', import.meta.url));
-    if ((statSync(bin, { throwIfNoEntry: false })?.size ?? 0) > 4096) return { command: bin, args: [] };
-    throw new Error(`Claude Code's native binary is missing: neither ${platformPackage} nor a linked ${bin} (npm ci with optional dependencies?)`);
-  }
-}
-
-function isMusl(): boolean {
-  if (process.platform !== 'linux') return false;
-  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
-  return report.header?.glibcVersionRuntime === undefined;
+  const found = findClaudeExecutable({ PATH: '' });
+  if (found.foundBy !== 'package') throw new Error("Claude Code's native binary is missing from node_modules (npm ci with optional dependencies?)");
+  return { command: found.command, args: [] };
 }
 
 export interface ClaudeEnvOptions {

@@ -48,11 +48,18 @@ function nativeOf(packageJson: string | undefined): string | undefined {
   return isExecutable(own) && isNativeBinary(own) ? own : undefined;
 }
 
-// The platform packages' suffix: `linux-x64`, `linux-arm64-musl`, `darwin-arm64`, `win32-x64`.
+let platform: string | undefined;
+
+// The platform packages' suffix: `linux-x64`, `linux-arm64-musl`, `darwin-arm64`, `win32-x64`. Found
+// once: on Linux it takes a diagnostic report (whether the C library is glibc), which is not cheap.
 function platformKey(): string {
-  if (process.platform !== 'linux') return `${process.platform}-${process.arch}`;
-  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
-  return `linux-${process.arch}${report.header?.glibcVersionRuntime === undefined ? '-musl' : ''}`;
+  if (platform !== undefined) return platform;
+  if (process.platform !== 'linux') platform = `${process.platform}-${process.arch}`;
+  else {
+    const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
+    platform = `linux-${process.arch}${report.header?.glibcVersionRuntime === undefined ? '-musl' : ''}`;
+  }
+  return platform;
 }
 
 /** When `program` is the package's `bin/claude.exe` (linked or copied), that package's `package.json`. */
