@@ -63,7 +63,8 @@ describe('examples/demo.ts', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('replay of a recorded Codex run: codex-tool');
-    expect(run.stdout).toContain("▸ command_execution  /bin/bash -lc 'echo hello'\n  ✓ command_execution  hello\n");
+    // The command as it was meant (Codex's `/bin/bash -lc '…'` wrapper left out), its output once.
+    expect(run.stdout).toContain('▸ command_execution  echo hello\n  ✓ command_execution  hello\n');
     expect(run.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\)/);
   });
 
@@ -111,7 +112,8 @@ describe('examples/demo.ts', () => {
     const run = await runNode(demo, '', quiet);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    expect(run.stdout.replace(/ · [\d.]+m?s\n$/, ' · <time>\n')).toBe(
+    // The time went into the run, its first text and its one tool call.
+    expect(run.stdout.replace(/ · [\d.]+m?s · first token [\d.]+m?s · tools [\d.]+m?s \(1 call\)\n$/, ' · <time>\n')).toBe(
       [
         'agent-rx demo · replay of a recorded pi run: tool_call_then_text (offline; --real runs pi)',
         `> ${DEFAULT_PROMPT}`,
@@ -121,8 +123,8 @@ describe('examples/demo.ts', () => {
         'Let me run a tool first.',
         '',
         '▸ bash  echo hello',
-        '  ⋯ bash  hello',
-        '  ✓ bash  hello',
+        '    hello',
+        '  ✓ bash',
         '',
         'The tool returned: "hello\\n". Done.',
         '',
