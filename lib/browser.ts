@@ -1,14 +1,15 @@
 /**
- * `agent-rx/browser`: what a browser (or any JavaScript without Node) needs to consume runs served
- * over server-sent events: the message types, schemas and guards, {@link fromAgentEventSource},
- * and {@link retryAgentRun} with {@link isRetryableFailure}. It imports nothing from Node: only
- * rxjs and zod.
+ * `agent-rx/browser`: what a browser (or any JavaScript without Node) needs to consume runs and
+ * sessions served over server-sent events: the message types, schemas and guards,
+ * {@link fromAgentEventSource} and {@link fromSessionEventSource}, and {@link retryAgentRun} with
+ * {@link isRetryableFailure}. It imports nothing from Node: only rxjs and zod.
  *
  * @module agent-rx/browser
  */
 
 // Server-sent events → Observable
 export { fromAgentEventSource, type FromAgentEventSourceOptions } from './browser/from-agent-event-source.js';
+export { fromSessionEventSource, type FromSessionEventSourceOptions } from './browser/from-session-event-source.js';
 export type { EventSourceLike, EventSourceConstructor, EventLike } from './browser/event-source-like.js';
 
 // Caller-side retry (a wait holds no process: it works the same on both sides of the wire)

@@ -11,7 +11,7 @@
 // Enter while a turn runs queues the prompt as a follow-up (the next turn), Stop aborts the running
 // turn (the process stays), and End session ends the process.
 import type { Subscription } from 'rxjs';
-import { fromAgentEventSource, isTerminal, SessionMessageSchema, type CliMessage, type SessionCommand, type SessionMessage, type TerminalMessage } from '../../lib/browser.js';
+import { fromAgentEventSource, fromSessionEventSource, isTerminal, type CliMessage, type SessionCommand, type SessionMessage, type TerminalMessage } from '../../lib/browser.js';
 import { resumingEventSource } from './resumable.js';
 
 const app = byId('app', HTMLElement);
@@ -147,6 +147,8 @@ function start(prompt: string): void {
 /** The open session: its stream, its id once the stream said it, its running turn and its queued prompts. */
 interface LiveSession {
   readonly source: EventSource;
+  /** The session's messages, read by fromSessionEventSource; unsubscribing closes the stream. */
+  subscription: Subscription | null;
   id: string | null;
   /** Commands sent before the stream said the session's id. */
   readonly unsent: SessionCommand[];
@@ -177,7 +179,7 @@ function sendPrompt(prompt: string): void {
 function openSession(): LiveSession {
   const line = element('div', 'note session-line', 'session: starting the agent…');
   transcript.append(line);
-  const session: LiveSession = { source: new EventSource('/session'), id: null, unsent: [], queued: new Map(), turn: null, line, ending: false };
+  const session: LiveSession = { source: new EventSource('/session'), subscription: null, id: null, unsent: [], queued: new Map(), turn: null, line, ending: false };
   live = session;
   setStatus('running', 'Starting the agent…');
   session.source.addEventListener('session', (event) => {
@@ -186,15 +188,11 @@ function openSession(): LiveSession {
     session.id = id;
     for (const command of session.unsent.splice(0)) post(session, command);
   });
-  session.source.addEventListener('message', (event) => {
-    const message = readSessionMessage((event as MessageEvent<unknown>).data);
-    if (message !== null) onSessionMessage(session, message);
-  });
-  // The stream closed before the session's terminal (the server went away): the server stops the
-  // agent with it. No reconnect: the session cannot be picked up again.
-  session.source.addEventListener('error', () => {
-    if (live !== session) return;
-    sessionOver(session, 'failed', '✗ Session failed · missing-terminal', "the session's stream closed before its end: the server stops the agent with it.");
+  // The session's messages. A stream that closes before the session's terminal (the server went
+  // away) ends as a session whose process died: the running turn's turn.failed, then the session's
+  // terminal.failed (missing-terminal), and no reconnect: the session cannot be picked up again.
+  session.subscription = fromSessionEventSource(session.source).subscribe((message) => {
+    onSessionMessage(session, message);
   });
   updateSessionControls();
   return session;
@@ -307,7 +305,7 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
 // The session is over: its terminal, shown at the end of the conversation. The next prompt opens a new one.
 function sessionOver(session: LiveSession, state: 'ended' | 'failed', title: string, detail: string): void {
   live = null;
-  session.source.close();
+  session.subscription?.unsubscribe(); // closes the stream, and the server stops the agent with it
   session.turn?.block.finish('failed', '✗ Failed · the session ended first', detail);
   for (const block of session.queued.values()) block.finish('stopped', '■ Not run · session-ended', 'The session ended before this prompt ran.');
   const end = element('div', 'session-end');
@@ -335,17 +333,6 @@ function readSessionId(data: unknown): string | null {
     const value: unknown = JSON.parse(data);
     const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
     return typeof id === 'string' && id !== '' ? id : null;
-  } catch {
-    return null;
-  }
-}
-
-// One event's data as a SessionMessage; anything else (another version's message) is skipped.
-function readSessionMessage(data: unknown): SessionMessage | null {
-  if (typeof data !== 'string') return null;
-  try {
-    const parsed = SessionMessageSchema.safeParse(JSON.parse(data));
-    return parsed.success ? parsed.data : null;
   } catch {
     return null;
   }

@@ -1,7 +1,7 @@
 /**
- * The part of the browser's `EventSource` that `fromAgentEventSource` uses. A real `EventSource`
- * fits it, and so does a polyfill or a small fake in a test. Declared here so that the library
- * compiles without the DOM typings.
+ * The part of the browser's `EventSource` that `fromAgentEventSource` and `fromSessionEventSource`
+ * use. A real `EventSource` fits it, and so does a polyfill or a small fake in a test. Declared
+ * here so that the library compiles without the DOM typings.
  */
 export interface EventSourceLike {
   /** `0` connecting (also while waiting to reconnect), `1` open, `2` closed for good. */

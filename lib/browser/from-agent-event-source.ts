@@ -1,7 +1,7 @@
-import { Observable } from 'rxjs';
-import { isTerminal, type CliMessage, type InvalidOutputLine, type TerminalFailed } from '../messages.js';
-import { EVENT_SOURCE_CLOSED, EVENT_SOURCE_CONNECTING, EVENT_SOURCE_OPEN, type EventLike, type EventSourceConstructor, type EventSourceLike } from './event-source-like.js';
-import { MAX_INVALID_MESSAGES, readMessage } from './read-message.js';
+import type { Observable } from 'rxjs';
+import { CliMessageSchema, type CliMessage } from '../messages.js';
+import type { EventSourceConstructor, EventSourceLike } from './event-source-like.js';
+import { fromMessageEventSource, type MessageStreamKind } from './from-message-event-source.js';
 
 /** Options of {@link fromAgentEventSource}. */
 export interface FromAgentEventSourceOptions {
@@ -57,114 +57,7 @@ export interface FromAgentEventSourceOptions {
  * fromAgentEventSource(`/run?prompt=${encodeURIComponent(prompt)}`).pipe(retryAgentRun()).subscribe(render);
  */
 export function fromAgentEventSource(source: string | URL | EventSourceLike, options: FromAgentEventSourceOptions = {}): Observable<CliMessage> {
-  const connect = connector(source, options);
-  return new Observable<CliMessage>((subscriber) => {
-    const eventSource = connect();
-    // Named in failure messages without its query, which may hold the prompt.
-    const where = (eventSource.url ?? (isEventSourceLike(source) ? 'the EventSource' : String(source))).replace(/[?#].*$/s, '');
-    // Per subscription: what this stream has seen so far.
-    let opened = eventSource.readyState === EVENT_SOURCE_OPEN;
-    let position = 0;
-    let released = false;
-    const invalid: InvalidOutputLine[] = [];
-    let invalidOmitted = 0;
-
-    const release = () => {
-      if (released) return;
-      released = true;
-      try {
-        eventSource.removeEventListener('open', onOpen);
-        eventSource.removeEventListener('message', onMessage);
-        eventSource.removeEventListener('error', onError);
-        eventSource.close();
-      } catch {
-        // a stand-in that throws while closing: nothing more can be done, and teardown never throws
-      }
-    };
-    // Closes the source before emitting the last message, so nothing can follow it.
-    const end = (last: CliMessage) => {
-      release();
-      subscriber.next(last);
-      subscriber.complete();
-    };
-    const onOpen = () => {
-      opened = true;
-    };
-    const onMessage = (event: EventLike) => {
-      position += 1;
-      const read = readMessage(event.data, position);
-      if (read.kind === 'invalid') {
-        if (invalid.length < MAX_INVALID_MESSAGES) invalid.push(read.line);
-        else invalidOmitted += 1;
-      } else if (isTerminal(read.message)) {
-        end(read.message);
-      } else {
-        subscriber.next(read.message);
-      }
-    };
-    const onError = () => {
-      end(streamFailure(describeError(where, opened, eventSource.readyState), invalid, invalidOmitted));
-    };
-
-    eventSource.addEventListener('open', onOpen);
-    eventSource.addEventListener('message', onMessage);
-    eventSource.addEventListener('error', onError);
-    if (eventSource.readyState === EVENT_SOURCE_CLOSED) {
-      end(streamFailure(`the event stream ${where} was already closed when the subscription began`, invalid, invalidOmitted));
-    }
-    return release;
-  });
+  return fromMessageEventSource(source, options, RUN_STREAM);
 }
 
-// Checks the arguments now (programmer errors throw), and returns how each subscription gets its source.
-function connector(source: string | URL | EventSourceLike, options: FromAgentEventSourceOptions): () => EventSourceLike {
-  if (isEventSourceLike(source)) return () => source;
-  if (typeof source !== 'string' && !isUrl(source)) {
-    throw new TypeError('agent-rx: fromAgentEventSource needs a URL (a string or a URL) or an EventSource');
-  }
-  const url = String(source);
-  if (url === '') throw new TypeError('agent-rx: fromAgentEventSource needs a non-empty URL');
-  const Constructor = options.EventSource ?? (globalThis as { EventSource?: EventSourceConstructor }).EventSource;
-  if (typeof Constructor !== 'function') {
-    throw new TypeError('agent-rx: fromAgentEventSource found no EventSource here; pass one as options.EventSource');
-  }
-  const withCredentials = options.withCredentials;
-  return () => (withCredentials === undefined ? new Constructor(url) : new Constructor(url, { withCredentials }));
-}
-
-function isEventSourceLike(value: unknown): value is EventSourceLike {
-  if (typeof value !== 'object' || value === null) return false;
-  const candidate = value as Partial<Record<'addEventListener' | 'removeEventListener' | 'close', unknown>>;
-  return typeof candidate.addEventListener === 'function' && typeof candidate.removeEventListener === 'function' && typeof candidate.close === 'function';
-}
-
-// A URL object, without relying on a global `URL` (not every JavaScript context has one).
-function isUrl(value: unknown): value is URL {
-  return typeof value === 'object' && value !== null && typeof (value as { href?: unknown }).href === 'string';
-}
-
-// What an `error` event means; browsers give no detail, so this says what the state tells.
-function describeError(where: string, opened: boolean, readyState: number): string {
-  if (!opened && readyState !== EVENT_SOURCE_CONNECTING) {
-    return `the event stream ${where} could not be opened: the server refused it or did not answer with text/event-stream (the browser's network panel shows why)`;
-  }
-  if (!opened) return `could not connect to the event stream ${where}`;
-  return `the event stream ${where} ended before the run's terminal message: the connection was lost or the server ended the response (not reconnecting: a run cannot be resumed)`;
-}
-
-function streamFailure(what: string, invalid: readonly InvalidOutputLine[], omitted: number): TerminalFailed {
-  const count = invalid.length + omitted;
-  const first = invalid[0];
-  const example = first === undefined ? '' : ` (message ${first.lineNumber}: ${first.reason}, ${first.detail})`;
-  return {
-    type: 'terminal.failed',
-    reason: count > 0 ? 'invalid-output' : 'missing-terminal',
-    message: count > 0 ? `${what}; ${count} message(s) were not CliMessages${example}` : what,
-    exitCode: null,
-    signal: null,
-    stderr: '',
-    stderrTruncatedBytes: 0,
-    invalidOutputLines: [...invalid],
-    invalidOutputLinesOmitted: omitted,
-  };
-}
+const RUN_STREAM: MessageStreamKind<CliMessage> = { caller: 'fromAgentEventSource', schema: CliMessageSchema, noun: 'CliMessage', subject: 'run' };

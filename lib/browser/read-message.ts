@@ -1,14 +1,16 @@
-import { CliMessageSchema, type CliMessage, type InvalidOutputLine } from '../messages.js';
+import type * as z from 'zod';
+import type { InvalidOutputLine, SessionMessage } from '../messages.js';
 
-/** The data of one server-sent event, read as a `CliMessage` or kept as an invalid one. */
-export type ReadMessage = { readonly kind: 'message'; readonly message: CliMessage } | { readonly kind: 'invalid'; readonly line: InvalidOutputLine };
+/** The data of one server-sent event, read as a message or kept as an invalid one. */
+export type ReadMessage<T extends SessionMessage> = { readonly kind: 'message'; readonly message: T } | { readonly kind: 'invalid'; readonly line: InvalidOutputLine };
 
 // The same bounds as `collectInvalidLines` keeps for a run's stdout.
 export const MAX_INVALID_MESSAGES = 50;
 export const MAX_INVALID_MESSAGE_BYTES = 2048;
 
-// Parses and validates one event's data; never throws. `position` is the event's 1-based number.
-export function readMessage(data: unknown, position: number): ReadMessage {
+// Parses one event's data and validates it with `schema` (whose messages are `noun`s); never
+// throws. `position` is the event's 1-based number.
+export function readMessage<T extends SessionMessage>(data: unknown, position: number, schema: z.ZodType<T>, noun: string): ReadMessage<T> {
   const text = typeof data === 'string' ? data : String(data);
   let value: unknown;
   try {
@@ -19,19 +21,19 @@ export function readMessage(data: unknown, position: number): ReadMessage {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return invalid(position, 'not-object', 'not a JSON object', text);
   const type: unknown = (value as { type?: unknown }).type;
   if (typeof type !== 'string') return invalid(position, 'no-type', 'no string "type" field', text);
-  const parsed = CliMessageSchema.safeParse(value);
+  const parsed = schema.safeParse(value);
   if (parsed.success) return { kind: 'message', message: parsed.data };
   const issue = parsed.error.issues[0];
   const detail =
     issue === undefined
-      ? 'not a CliMessage'
+      ? `not a ${noun}`
       : issue.code === 'invalid_union' && issue.path.join('.') === 'type'
         ? `unknown message type '${type}'`
         : `${issue.path.length === 0 ? '(message)' : issue.path.join('.')}: ${issue.message}`;
   return invalid(position, 'invalid-event', detail, text);
 }
 
-function invalid(lineNumber: number, reason: InvalidOutputLine['reason'], detail: string, text: string): ReadMessage {
+function invalid(lineNumber: number, reason: InvalidOutputLine['reason'], detail: string, text: string): ReadMessage<never> {
   const bytes = utf8Length(text);
   const kept = bytes <= MAX_INVALID_MESSAGE_BYTES ? text : utf8Head(text, MAX_INVALID_MESSAGE_BYTES);
   return { kind: 'invalid', line: { lineNumber, reason, detail, text: kept, bytes, truncated: kept !== text } };

@@ -119,6 +119,7 @@ describe('agent-rx/browser', () => {
     expect(Object.keys(browser).sort()).toEqual(
       [
         'fromAgentEventSource',
+        'fromSessionEventSource',
         'CliMessageSchema',
         'UsageSchema',
         'InvalidOutputLineSchema',

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { take, type Observable } from 'rxjs';
 import { fromAgentEventSource, type CliMessage, type TerminalFailed } from '../../lib/browser.js';
+import { scheduler } from '../helpers/items.js';
 import { FakeEventSource, fakeEventSources } from './fake-event-source.js';
 
 const session: CliMessage = { type: 'session.started', sessionId: 's1' };
@@ -39,7 +40,63 @@ function lastFailure(seen: Seen): TerminalFailed {
   return last;
 }
 
+// Marbles: o = open, e = error (a lost connection), x = data that is not JSON, T = a turn.started
+// (a session's message, not a CliMessage); s, h, w, c send those messages.
+function expectMarbles(source: FakeEventSource, events: string, result: string, values: Record<string, CliMessage>): void {
+  const steps: Record<string, () => void> = {
+    o: () => {
+      source.open();
+    },
+    e: () => {
+      source.fail(true);
+    },
+    x: () => {
+      source.send('not json');
+    },
+    T: () => {
+      source.send({ type: 'turn.started', turn: 1, prompt: 'hi' });
+    },
+    ...Object.fromEntries(
+      Object.entries({ s: session, h: hello, w: world, c: completed }).map(([key, message]) => [
+        key,
+        () => {
+          source.send(message);
+        },
+      ]),
+    ),
+  };
+  scheduler().run(({ hot, expectObservable }) => {
+    hot(events, steps).subscribe((step) => {
+      step();
+    });
+    expectObservable(fromAgentEventSource(source)).toBe(result, values);
+  });
+}
+
 describe('fromAgentEventSource', () => {
+  it('passes the run through in marbles, skipping what is not a CliMessage, and completes at the terminal', () => {
+    const source = new FakeEventSource('/run');
+    expectMarbles(source, '-o-s-x-h-T-w-c', '---s---h---w-(c|)', { s: session, h: hello, w: world, c: completed });
+    expect(source.closeCalls).toBe(1);
+  });
+
+  it('ends in marbles with a terminal.failed alone at a break, naming the skipped session message', () => {
+    const source = new FakeEventSource('/run');
+    const failed: TerminalFailed = {
+      type: 'terminal.failed',
+      reason: 'invalid-output',
+      message:
+        "the event stream /run ended before the run's terminal message: the connection was lost or the server ended the response (not reconnecting: a run cannot be resumed); 1 message(s) were not CliMessages (message 1: invalid-event, unknown message type 'turn.started')",
+      exitCode: null,
+      signal: null,
+      stderr: '',
+      stderrTruncatedBytes: 0,
+      invalidOutputLines: [{ lineNumber: 1, reason: 'invalid-event', detail: "unknown message type 'turn.started'", text: '{"type":"turn.started","turn":1,"prompt":"hi"}', bytes: 46, truncated: false }],
+      invalidOutputLinesOmitted: 0,
+    };
+    expectMarbles(source, '-o-T-h-e', '-----h-(f|)', { h: hello, f: failed });
+  });
+
   it('emits each message and completes after the terminal message, closing the EventSource', () => {
     const { EventSource, made } = fakeEventSources();
     const seen = watch(fromAgentEventSource('/run?prompt=hi', { EventSource }));
