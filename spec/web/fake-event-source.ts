@@ -1,3 +1,5 @@
+import { expect } from '@jest/globals';
+import type { Observable } from 'rxjs';
 import type { EventLike, EventSourceConstructor, EventSourceLike } from '../../lib/browser.js';
 
 /** A stand-in for the browser's EventSource: the test opens it, sends events and errors by hand. */
@@ -71,4 +73,32 @@ export function fakeEventSources(): { readonly EventSource: EventSourceConstruct
     }
   }
   return { EventSource: Recorded, made };
+}
+
+/** What a subscriber saw of an Observable so far. */
+export interface Seen<T> {
+  readonly messages: T[];
+  completed: boolean;
+  error: unknown;
+}
+
+/** Subscribes to `source` and records what it emits, until `unsubscribe()`. */
+export function watch<T>(source: Observable<T>): Seen<T> & { unsubscribe(): void } {
+  const seen: Seen<T> = { messages: [], completed: false, error: undefined };
+  const subscription = source.subscribe({
+    next: (message) => seen.messages.push(message),
+    complete: () => (seen.completed = true),
+    error: (error: unknown) => (seen.error = error),
+  });
+  return Object.assign(seen, {
+    unsubscribe: () => {
+      subscription.unsubscribe();
+    },
+  });
+}
+
+/** The one EventSource a URL source made. */
+export function onlySource(made: readonly FakeEventSource[]): FakeEventSource {
+  expect(made).toHaveLength(1);
+  return made[0] as FakeEventSource;
 }

@@ -1,40 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
-import { take, type Observable } from 'rxjs';
+import { take } from 'rxjs';
 import { fromAgentEventSource, type CliMessage, type TerminalFailed } from '../../lib/browser.js';
 import { scheduler } from '../helpers/items.js';
-import { FakeEventSource, fakeEventSources } from './fake-event-source.js';
+import { FakeEventSource, fakeEventSources, onlySource, watch, type Seen } from './fake-event-source.js';
 
 const session: CliMessage = { type: 'session.started', sessionId: 's1' };
 const hello: CliMessage = { type: 'assistant', text: 'Hello' };
 const world: CliMessage = { type: 'assistant', text: ', world' };
 const completed: CliMessage = { type: 'terminal.completed', stopReason: 'end_turn' };
 
-interface Seen {
-  readonly messages: CliMessage[];
-  completed: boolean;
-  error: unknown;
-}
-
-function watch(source: Observable<CliMessage>): Seen & { unsubscribe(): void } {
-  const seen: Seen = { messages: [], completed: false, error: undefined };
-  const subscription = source.subscribe({
-    next: (message) => seen.messages.push(message),
-    complete: () => (seen.completed = true),
-    error: (error: unknown) => (seen.error = error),
-  });
-  return Object.assign(seen, {
-    unsubscribe: () => {
-      subscription.unsubscribe();
-    },
-  });
-}
-
-function onlySource(made: readonly FakeEventSource[]): FakeEventSource {
-  expect(made).toHaveLength(1);
-  return made[0] as FakeEventSource;
-}
-
-function lastFailure(seen: Seen): TerminalFailed {
+function lastFailure(seen: Seen<CliMessage>): TerminalFailed {
   const last = seen.messages.at(-1);
   if (last?.type !== 'terminal.failed') throw new Error(`expected a terminal.failed last, got ${JSON.stringify(last)}`);
   return last;

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { take, type Observable } from 'rxjs';
 import { fromAgentEventSource, fromSessionEventSource, type SessionMessage, type TerminalFailed } from '../../lib/browser.js';
 import { scheduler } from '../helpers/items.js';
-import { FakeEventSource, fakeEventSources } from './fake-event-source.js';
+import { FakeEventSource, fakeEventSources, onlySource, watch } from './fake-event-source.js';
 
 const usage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 12 };
 const m = {
@@ -76,31 +76,6 @@ function expectMarbles(session$: Observable<SessionMessage>, target: () => FakeE
     });
     expectObservable(session$).toBe(result, values);
   });
-}
-
-interface Seen {
-  readonly messages: SessionMessage[];
-  completed: boolean;
-  error: unknown;
-}
-
-function watch(source: Observable<SessionMessage>): Seen & { unsubscribe(): void } {
-  const seen: Seen = { messages: [], completed: false, error: undefined };
-  const subscription = source.subscribe({
-    next: (message) => seen.messages.push(message),
-    complete: () => (seen.completed = true),
-    error: (error: unknown) => (seen.error = error),
-  });
-  return Object.assign(seen, {
-    unsubscribe: () => {
-      subscription.unsubscribe();
-    },
-  });
-}
-
-function onlySource(made: readonly FakeEventSource[]): FakeEventSource {
-  expect(made).toHaveLength(1);
-  return made[0] as FakeEventSource;
 }
 
 describe('fromSessionEventSource', () => {
