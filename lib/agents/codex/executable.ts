@@ -1,6 +1,7 @@
-import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { findOnPath, isExecutable } from '../shared/executable.js';
 
 /** Where the Codex CLI is, as `runCodex` starts it. */
 export interface CodexExecutable {
@@ -42,7 +43,7 @@ export function findCodexExecutable(env: Readonly<Record<string, string | undefi
   if (target === undefined) return { command: 'codex', pathDir: undefined, foundBy: 'none' };
   const packaged = nativeOf(resolvePackage(createRequire(import.meta.url)), target);
   if (packaged !== undefined) return { ...packaged, foundBy: 'package' };
-  const onPath = whichCodex(env);
+  const onPath = findOnPath(process.platform === 'win32' ? ['codex.exe', 'codex.cmd'] : ['codex'], env);
   if (onPath === undefined) return { command: 'codex', pathDir: undefined, foundBy: 'none' };
   const launcherPackage = launcherPackageOf(onPath);
   const behind = launcherPackage === undefined ? undefined : nativeOf(launcherPackage, target);
@@ -82,19 +83,6 @@ function nativeOf(packageJson: string | undefined, target: string): Omit<CodexEx
   return undefined;
 }
 
-/** The first `codex` program on PATH. */
-function whichCodex(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const names = process.platform === 'win32' ? ['codex.exe', 'codex.cmd'] : ['codex'];
-  for (const dir of (env['PATH'] ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    for (const name of names) {
-      const candidate = join(dir, name);
-      if (isExecutable(candidate)) return candidate;
-    }
-  }
-  return undefined;
-}
-
 /** When `program` is the npm package's launcher (`…/@openai/codex/bin/codex.js`), that package's `package.json`. */
 function launcherPackageOf(program: string): string | undefined {
   try {
@@ -105,14 +93,5 @@ function launcherPackageOf(program: string): string | undefined {
     return name === '@openai/codex' ? packageJson : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return statSync(path).isFile();
-  } catch {
-    return false;
   }
 }

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { findCodexExecutable, runCodex, stopAllRuns, type CliMessage } from '../../../lib/index.js';
@@ -105,14 +105,17 @@ onLinuxX64('findCodexExecutable with the @openai/codex devDependency installed',
 });
 
 /**
- * The PATH branches, seen from where `@openai/codex` cannot be resolved: a copy of the module (it
- * imports only Node's own modules) in a folder with no node_modules above it, run by tsx in a child
- * Node with a PATH of our choosing.
+ * The PATH branches, seen from where `@openai/codex` cannot be resolved: a copy of the module and
+ * the shared one it imports (both import only Node's own modules), in their folders, with no
+ * node_modules above them, run by tsx in a child Node with a PATH of our choosing.
  */
 onLinuxX64('findCodexExecutable where the package is not resolvable: PATH', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-codex-path-'));
-  const module = join(scratch, 'executable.ts');
-  writeFileSync(module, readFileSync(root('lib/agents/codex/executable.ts')));
+  const module = join(scratch, 'codex', 'executable.ts');
+  for (const file of ['codex/executable.ts', 'shared/executable.ts']) {
+    mkdirSync(join(scratch, dirname(file)), { recursive: true });
+    writeFileSync(join(scratch, file), readFileSync(root(`lib/agents/${file}`)));
+  }
   const find = (path: string): unknown => {
     const script = `import { findCodexExecutable } from ${JSON.stringify(module)}; process.stdout.write(JSON.stringify(findCodexExecutable({ PATH: ${JSON.stringify(path)} })));`;
     return JSON.parse(execFileSync(process.execPath, [root('node_modules/tsx/dist/cli.mjs'), '--eval', script], { cwd: scratch, encoding: 'utf8' })) as unknown;
