@@ -6,6 +6,7 @@ import { CliMessageSchema, SessionMessageSchema, type CliMessage, type SessionMe
 import { readProcessTable } from '../../lib/process/process-table.js';
 import { isAlive } from '../helpers/processes.js';
 import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { waitUntil } from '../web/agent-processes.js';
 
 /**
  * examples/nest/main.ts as a real child process on 127.0.0.1, over real HTTP, with the bundled
@@ -123,14 +124,6 @@ function commandLine(pid: number): string {
     return readFileSync(`/proc/${String(pid)}/cmdline`, 'latin1').replaceAll('\0', ' ');
   } catch {
     return '';
-  }
-}
-
-async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 

@@ -28,7 +28,7 @@ export async function treeOf(pid: number): Promise<number[]> {
 }
 
 /** Resolves once `check()` is true; rejects after `timeoutMs` with `what`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
