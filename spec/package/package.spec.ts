@@ -151,6 +151,15 @@ describe('a consumer of the packed package', () => {
     expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function']);
   });
 
+  it('runs its bin (what `npx agent-rx` starts once the tarball is installed)', async () => {
+    const manifest = JSON.parse(readFileSync(join(unpacked, 'package.json'), 'utf8')) as Manifest & { version: string };
+    const bin = manifest.bin['agent-rx'];
+    expect(bin).toBeDefined();
+    expect(readFileSync(join(unpacked, bin ?? ''), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+    const version = await run(process.execPath, [join(unpacked, bin ?? ''), '--version'], { cwd: consumer });
+    expect(version.stdout).toBe(`${manifest.version}\n`);
+  });
+
   it('resolves the types of the three entry points under NodeNext', async () => {
     writeFileSync(
       join(consumer, 'consumer.ts'),
