@@ -446,7 +446,15 @@ export const isTerminalCompleted = is('terminal.completed');
 /** Whether a message is `terminal.failed`. */
 export const isTerminalFailed = is('terminal.failed');
 
-/** `terminal.completed` or `terminal.failed`: the last message of a run. */
+/**
+ * `terminal.completed` or `terminal.failed`: the last message of a run.
+ *
+ * @example
+ * // How a run ended, whatever came before.
+ * runPi({ prompt }).pipe(filter(isTerminal)).subscribe((terminal) => {
+ *   console.log(terminal.type === 'terminal.completed' ? terminal.stopReason : `${terminal.reason}: ${terminal.message}`);
+ * });
+ */
 export function isTerminal(message: SessionMessage): message is TerminalMessage {
   return message.type === 'terminal.completed' || message.type === 'terminal.failed';
 }
@@ -622,7 +630,15 @@ export const isInputAccepted = is('input.accepted');
 /** Whether a message is `input.dropped`. */
 export const isInputDropped = is('input.dropped');
 
-/** `turn.completed` or `turn.failed`: the end of a turn. */
+/**
+ * `turn.completed` or `turn.failed`: the end of a turn.
+ *
+ * @example
+ * // One line for each turn of a session.
+ * commands.pipe(piSession(), filter(isTurnEnd)).subscribe((end) => {
+ *   console.log(`turn ${end.turn}:`, end.type === 'turn.completed' ? end.stopReason : end.message);
+ * });
+ */
 export function isTurnEnd(message: SessionMessage): message is TurnCompleted | TurnFailed {
   return message.type === 'turn.completed' || message.type === 'turn.failed';
 }

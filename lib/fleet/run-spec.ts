@@ -188,7 +188,14 @@ type _RunSpecTypesMatchTheirSchemas = [
   Holds<Same<GeminiRunSpec, z.infer<typeof GeminiRunSpecSchema>>>,
 ];
 
-/** The spec, checked: a `TypeError` that says what is wrong, as for a source's options. */
+/**
+ * The spec, checked: a `TypeError` that says what is wrong, as for a source's options.
+ *
+ * @example
+ * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
+ * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix it', executable: '/bin/sh' } });
+ * // throws TypeError: agent-rx: not a run spec (options: Unrecognized key: "executable")
+ */
 export function checkRunSpec(value: unknown): RunSpec {
   const parsed = RunSpecSchema.safeParse(value);
   if (parsed.success) return parsed.data;
