@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,6 +79,8 @@ function examplesOf(comment: string, file: string, line: number): Example[] {
 
 interface Api {
   readonly examples: Example[];
+  /** Exported functions and classes whose documentation has no example. */
+  readonly withoutExample: string[];
   /** The names a fragment may use, by entry point: values and types apart. */
   readonly names: Map<string, { values: Set<string>; types: Set<string> }>;
 }
@@ -93,15 +95,19 @@ function readApi(): Api {
   );
   const checker = program.getTypeChecker();
   const comments = new Map<string, Example[]>();
-  const collect = (node: ts.Node): void => {
+  /** The examples of a declaration's doc comments, kept once for all the exports that reach it. */
+  const collect = (node: ts.Node): Example[] => {
     const file = node.getSourceFile();
-    for (const doc of ts.getJSDocCommentsAndTags(node)) {
-      if (!ts.isJSDoc(doc)) continue;
+    return ts.getJSDocCommentsAndTags(node).flatMap((doc) => {
+      if (!ts.isJSDoc(doc)) return [];
       const key = `${file.fileName}:${String(doc.pos)}`;
       const line = file.getLineAndCharacterOfPosition(doc.getStart()).line + 1;
-      comments.set(key, examplesOf(doc.getText(), relative(ROOT, file.fileName), line));
-    }
+      const found = examplesOf(doc.getText(), relative(ROOT, file.fileName), line);
+      comments.set(key, found);
+      return found;
+    });
   };
+  const withoutExample = new Set<string>();
   const names = new Map<string, { values: Set<string>; types: Set<string> }>();
   for (const [specifier, entry] of Object.entries(ENTRY_POINTS)) {
     const file = program.getSourceFile(join(ROOT, entry));
@@ -115,13 +121,15 @@ function readApi(): Api {
     for (const symbol of checker.getExportsOfModule(module)) {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
       (target.flags & ts.SymbolFlags.Value ? exported.values : exported.types).add(symbol.name);
+      let examples = 0;
       for (const declaration of target.declarations ?? []) {
-        collect(declaration);
+        examples += collect(declaration).length;
         if (ts.isClassDeclaration(declaration) || ts.isInterfaceDeclaration(declaration)) declaration.members.forEach(collect);
       }
+      if (target.flags & (ts.SymbolFlags.Function | ts.SymbolFlags.Class) && examples === 0) withoutExample.add(symbol.name);
     }
   }
-  return { examples: [...comments.values()].flat(), names };
+  return { examples: [...comments.values()].flat(), withoutExample: [...withoutExample], names };
 }
 
 /** The start page's ```ts blocks. */
@@ -175,8 +183,16 @@ function typeCheck(examples: readonly Example[], names: Api['names']): string[] 
 }
 
 describe('the API reference', () => {
+  let api: Api;
+  beforeAll(() => {
+    api = readApi();
+  }, 120_000);
+
+  it('has an example for every exported function and class', () => {
+    expect(api.withoutExample).toEqual([]);
+  });
+
   it('has examples, and every one type-checks against the library', () => {
-    const api = readApi();
     const examples = [...startPageExamples(), ...api.examples];
     expect(examples.length).toBeGreaterThanOrEqual(30);
     expect(typeCheck(examples, api.names)).toEqual([]);
