@@ -1,87 +1,174 @@
 import * as z from 'zod';
+import type { Holds, Same } from './same-type.js';
 
 /**
  * The agent-independent message contract. Every run emits a stream of `CliMessage`s that ends
  * with exactly one terminal message (`terminal.completed` or `terminal.failed`).
+ *
+ * Each message is declared twice, side by side: as a named TypeScript type (what signatures,
+ * editor hovers and compiler errors show) and as a zod schema (what validates a message at run
+ * time). The checks at the end of this file make the build fail when the two differ in any field.
  */
 
 /** Token counts of a run, summed over its model calls. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  totalTokens: number;
+  /** Cost in the provider's currency unit, when the agent reports one. */
+  cost?: number | undefined;
+}
+/** Validates a {@link Usage}. */
 export const UsageSchema = z.object({
   inputTokens: z.number(),
   outputTokens: z.number(),
   cacheReadTokens: z.number(),
   cacheWriteTokens: z.number(),
   totalTokens: z.number(),
-  /** Cost in the provider's currency unit, when the agent reports one. */
   cost: z.number().optional(),
 });
-/** Token counts of a run, summed over its model calls (see {@link UsageSchema}). */
-export type Usage = z.infer<typeof UsageSchema>;
 
 /** One stdout line that was not a valid event, cut to a bounded size. */
-export const InvalidOutputLineSchema = z.object({
+export interface InvalidOutputLine {
   /** 1-based position among the run's stdout lines. */
-  lineNumber: z.number(),
+  lineNumber: number;
   /** `not-json`, `not-object`, `no-type`, `too-long` or `invalid-event`. */
-  reason: z.enum(['not-json', 'not-object', 'no-type', 'too-long', 'invalid-event']),
+  reason: 'not-json' | 'not-object' | 'no-type' | 'too-long' | 'invalid-event';
   /** What exactly was wrong (the parse error, the schema issue). */
-  detail: z.string(),
+  detail: string;
   /** The line, or its head when it was cut. */
-  text: z.string(),
+  text: string;
   /** The line's full length in bytes. */
-  bytes: z.number(),
+  bytes: number;
   /** Whether `text` was cut. */
+  truncated: boolean;
+}
+/** Validates an {@link InvalidOutputLine}. */
+export const InvalidOutputLineSchema = z.object({
+  lineNumber: z.number(),
+  reason: z.enum(['not-json', 'not-object', 'no-type', 'too-long', 'invalid-event']),
+  detail: z.string(),
+  text: z.string(),
+  bytes: z.number(),
   truncated: z.boolean(),
 });
-/** One stdout line that was not a valid event (see {@link InvalidOutputLineSchema}). */
-export type InvalidOutputLine = z.infer<typeof InvalidOutputLineSchema>;
 
 /** The agent started a new session: `sessionId` resumes it later (`resume` in the run options). */
+export interface SessionStarted {
+  type: 'session.started';
+  sessionId: string;
+}
+/** Validates a {@link SessionStarted}. */
 export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string() });
+
 /** The agent resumed the session `sessionId` that the run asked for. */
+export interface SessionResumed {
+  type: 'session.resumed';
+  sessionId: string;
+}
+/** Validates a {@link SessionResumed}. */
 export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string() });
+
 /** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
+export interface AssistantMessage {
+  type: 'assistant';
+  text: string;
+}
+/** Validates an {@link AssistantMessage}. */
 export const AssistantSchema = z.object({ type: z.literal('assistant'), text: z.string() });
+
 /**
  * The agent changed answer text it had already streamed (a snapshot that diverged, a fallback answer
  * that differs from an abandoned stream): the answer so far ends with `text`, and those
  * `text.length` characters are withdrawn. What replaces them follows in `assistant` messages.
  */
+export interface AssistantWithdrawn {
+  type: 'assistant.withdrawn';
+  text: string;
+}
+/** Validates an {@link AssistantWithdrawn}. */
 export const AssistantWithdrawnSchema = z.object({ type: z.literal('assistant.withdrawn'), text: z.string() });
+
 /** Thinking, emitted whole when the turn ends. */
+export interface AssistantThought {
+  type: 'assistant.thought';
+  text: string;
+}
+/** Validates an {@link AssistantThought}. */
 export const AssistantThoughtSchema = z.object({ type: z.literal('assistant.thought'), text: z.string() });
-/**
- * The agent decided to call a tool: `input` is the tool's arguments as the agent gave them (`null` when it gave none).
- * Sent once per `toolCallId`.
- */
+
+/** The agent decided to call a tool. Sent once per `toolCallId`. */
+export interface ToolCall {
+  type: 'tool.call';
+  toolCallId: string;
+  name: string;
+  /** The tool's arguments as the agent gave them (`null` when it gave none). */
+  input: unknown;
+}
+/** Validates a {@link ToolCall}. */
 export const ToolCallSchema = z.object({
   type: z.literal('tool.call'),
   toolCallId: z.string(),
   name: z.string(),
   input: z.unknown(),
 });
+
 /** Partial tool output so far: replaces the previous update, never appended to it. */
+export interface ToolUpdate {
+  type: 'tool.update';
+  toolCallId: string;
+  name: string;
+  output: string;
+}
+/** Validates a {@link ToolUpdate}. */
 export const ToolUpdateSchema = z.object({
   type: z.literal('tool.update'),
   toolCallId: z.string(),
   name: z.string(),
   output: z.string(),
 });
+
 /** A tool call's result, once per `toolCallId`: `output` is its text. */
+export interface ToolCompleted {
+  type: 'tool.completed';
+  toolCallId: string;
+  name: string;
+  output: string;
+}
+/** Validates a {@link ToolCompleted}. */
 export const ToolCompletedSchema = z.object({
   type: z.literal('tool.completed'),
   toolCallId: z.string(),
   name: z.string(),
   output: z.string(),
 });
+
 /** A tool call that failed, once per `toolCallId`: `output` is what the tool or the agent said. */
+export interface ToolFailed {
+  type: 'tool.failed';
+  toolCallId: string;
+  name: string;
+  output: string;
+}
+/** Validates a {@link ToolFailed}. */
 export const ToolFailedSchema = z.object({
   type: z.literal('tool.failed'),
   toolCallId: z.string(),
   name: z.string(),
   output: z.string(),
 });
+
 /** The agent CLI itself is retrying (for pi: `auto_retry_start`); what the agent does not say is left out. */
+export interface AgentRetry {
+  type: 'agent.retry';
+  attempt?: number | undefined;
+  maxAttempts?: number | undefined;
+  delayMs?: number | undefined;
+  reason: string;
+}
+/** Validates an {@link AgentRetry}. */
 export const AgentRetrySchema = z.object({
   type: z.literal('agent.retry'),
   attempt: z.number().optional(),
@@ -89,171 +176,187 @@ export const AgentRetrySchema = z.object({
   delayMs: z.number().optional(),
   reason: z.string(),
 });
+
 /**
  * The agent reported a problem that does not end the run (Codex: an `error` item, such as unknown
  * model metadata). The run goes on; a failure that ends it is a `terminal.failed`.
  */
+export interface AgentWarning {
+  type: 'agent.warning';
+  message: string;
+}
+/** Validates an {@link AgentWarning}. */
 export const AgentWarningSchema = z.object({ type: z.literal('agent.warning'), message: z.string() });
-/**
- * Why a run's model stopped, the same for every agent: `end_turn` (it finished), `max_tokens` (it
- * hit the output limit), `tool_use` (it stopped to use tools and the run ended there, e.g. at a turn
- * limit), `refusal`, `aborted`, `other` (anything else; the agent's own value is in `agentStopReason`).
- */
+
+/** Why a run's model stopped, the same for every agent; the agent's own value is in `agentStopReason`. */
+export type StopReason =
+  /** It finished. */
+  | 'end_turn'
+  /** It hit the output limit. */
+  | 'max_tokens'
+  /** It stopped to use tools and the run ended there (e.g. at a turn limit). */
+  | 'tool_use'
+  /** It refused. */
+  | 'refusal'
+  /** The request was aborted. */
+  | 'aborted'
+  /** Anything else. */
+  | 'other';
+/** Validates a {@link StopReason}. */
 export const StopReasonSchema = z.enum(['end_turn', 'max_tokens', 'tool_use', 'refusal', 'aborted', 'other']);
-/** Why a run's model stopped, the same for every agent (see {@link StopReasonSchema}). */
-export type StopReason = z.infer<typeof StopReasonSchema>;
+
 /**
  * The run succeeded: always the last message of a run that succeeded. `stopReason` is normalized (see
- * {@link StopReasonSchema}); `usage` is the run's token counts when the agent reports them; `sessionId`
+ * {@link StopReason}); `usage` is the run's token counts when the agent reports them; `sessionId`
  * resumes the agent's session later.
  */
+export interface TerminalCompleted {
+  type: 'terminal.completed';
+  stopReason: StopReason;
+  /** The agent's own stop reason, as it reported it (pi: `stop`, `length`; Claude Code: `end_turn`, `stop_sequence`, …). */
+  agentStopReason?: string | undefined;
+  usage?: Usage | undefined;
+  sessionId?: string | undefined;
+}
+/** Validates a {@link TerminalCompleted}. */
 export const TerminalCompletedSchema = z.object({
   type: z.literal('terminal.completed'),
   stopReason: StopReasonSchema,
-  /** The agent's own stop reason, as it reported it (pi: `stop`, `length`; Claude Code: `end_turn`, `stop_sequence`, …). */
   agentStopReason: z.string().optional(),
   usage: UsageSchema.optional(),
   sessionId: z.string().optional(),
 });
 
-/**
- * Which time limit ran out, and its value in ms: `run` (`timeoutMs`, the whole run or session),
- * `idle` (`idleTimeoutMs`: no output for that long; in a session, while a turn runs), `abort` (a
- * session's agent did not end its turn within `gracePeriodMs` of an abort) or `end` (a session's
- * agent did not exit within `gracePeriodMs` of the end of its input).
- */
+/** Which time limit ran out, and its value in ms. */
+export interface Timeout {
+  /**
+   * `run` (`timeoutMs`, the whole run or session), `idle` (`idleTimeoutMs`: no output for that long;
+   * in a session, while a turn runs), `abort` (a session's agent did not end its turn within
+   * `gracePeriodMs` of an abort) or `end` (a session's agent did not exit within `gracePeriodMs` of
+   * the end of its input).
+   */
+  limit: 'run' | 'idle' | 'abort' | 'end';
+  ms: number;
+}
+/** Validates a {@link Timeout}. */
 export const TimeoutSchema = z.object({ limit: z.enum(['run', 'idle', 'abort', 'end']), ms: z.number() });
-/** Which time limit ran out, and its value in ms (see {@link TimeoutSchema}). */
-export type Timeout = z.infer<typeof TimeoutSchema>;
 
 /** Why a run failed. */
-export const FailureReasonSchema = z.enum([
+export type FailureReason =
   /** The executable is missing or not runnable (or `cwd` is not a folder). */
-  'spawn',
+  | 'spawn'
   /**
    * The run could not be prepared before its process (pi's settings overlay), or a source that is
    * not a process could not read its input (a recording).
    */
-  'setup',
+  | 'setup'
   /** Non-zero exit, or killed by a signal. */
-  'exit',
+  | 'exit'
   /** The agent reported an error (e.g. pi `stopReason: "error"` with exit code 0). */
-  'agent-error',
+  | 'agent-error'
   /** The agent reported that the request was aborted. */
-  'aborted',
+  | 'aborted'
   /** The output was not understood, and nothing conclusive came. */
-  'invalid-output',
+  | 'invalid-output'
   /** The process ended without saying how the run ended. */
-  'missing-terminal',
+  | 'missing-terminal'
   /** The host stopped the run (`stopAllRuns()`); the stop sequence ran first. */
-  'stopped',
+  | 'stopped'
   /** A time limit of the run (`timeoutMs` or `idleTimeoutMs`) ran out; the stop sequence ran first. */
-  'timeout',
+  | 'timeout'
   /**
    * A fleet run (`agent-rx/fleet`) did not end by itself nor at the caller's request: its worker
    * was killed, frozen, cut off or shut down, or Redis could not be reached for `lostAfterMs`. The
    * agent may have done part of its work.
    */
+  | 'lost';
+/** Validates a {@link FailureReason}. */
+export const FailureReasonSchema = z.enum([
+  'spawn',
+  'setup',
+  'exit',
+  'agent-error',
+  'aborted',
+  'invalid-output',
+  'missing-terminal',
+  'stopped',
+  'timeout',
   'lost',
 ]);
-/** Why a run failed (see {@link FailureReasonSchema}). */
-export type FailureReason = z.infer<typeof FailureReasonSchema>;
 
 /**
  * The run failed: always the last message of a run that failed (a source never errors for anything
- * the agent or the OS did). `reason` says why (see {@link FailureReasonSchema}), `message` is a
+ * the agent or the OS did). `reason` says why (see {@link FailureReason}), `message` is a
  * human-readable diagnostic, and the rest is evidence: the exit code or signal, the end of stderr,
  * the first invalid output lines (all bounded, with what was cut), and what the agent itself said
  * (`agentError`, `httpStatus`, `retryAfterMs`), which {@link isRetryableFailure} reads first.
  */
+export interface TerminalFailed {
+  type: 'terminal.failed';
+  reason: FailureReason;
+  /** A human-readable diagnostic. */
+  message: string;
+  /** The process's exit code; `null` when it was killed by a signal or never started. */
+  exitCode: number | null;
+  /** The signal that killed the process (`SIGKILL`, …), or `null`. */
+  signal: string | null;
+  /** The end of stderr (bounded). */
+  stderr: string;
+  /** Bytes cut from the start of stderr. */
+  stderrTruncatedBytes: number;
+  /** The first invalid stdout lines (bounded in count and length). */
+  invalidOutputLines: InvalidOutputLine[];
+  /** How many invalid lines were not kept. */
+  invalidOutputLinesOmitted: number;
+  /** The agent's own last error message, when it reported one. */
+  agentError?: string | undefined;
+  /** The HTTP status of the model API's error, when the agent reports one (401, 429, 500, …). */
+  httpStatus?: number | undefined;
+  /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
+  retryAfterMs?: number | undefined;
+  /** With reason `timeout`: which limit ran out, and its value in ms. */
+  timeout?: Timeout | undefined;
+  sessionId?: string | undefined;
+}
+/** Validates a {@link TerminalFailed}. */
 export const TerminalFailedSchema = z.object({
   type: z.literal('terminal.failed'),
   reason: FailureReasonSchema,
-  /** A human-readable diagnostic. */
   message: z.string(),
-  /** The process's exit code; `null` when it was killed by a signal or never started. */
   exitCode: z.number().nullable(),
-  /** The signal that killed the process (`SIGKILL`, …), or `null`. */
   signal: z.string().nullable(),
-  /** The end of stderr (bounded). */
   stderr: z.string(),
-  /** Bytes cut from the start of stderr. */
   stderrTruncatedBytes: z.number(),
-  /** The first invalid stdout lines (bounded in count and length). */
   invalidOutputLines: z.array(InvalidOutputLineSchema),
-  /** How many invalid lines were not kept. */
   invalidOutputLinesOmitted: z.number(),
-  /** The agent's own last error message, when it reported one. */
   agentError: z.string().optional(),
-  /** The HTTP status of the model API's error, when the agent reports one (401, 429, 500, …). */
   httpStatus: z.number().int().optional(),
-  /** Set when the agent reports a retry-after hint: how long to wait before trying again, in ms. */
   retryAfterMs: z.number().nonnegative().optional(),
-  /** With reason `timeout`: which limit ran out, and its value in ms. */
   timeout: TimeoutSchema.optional(),
   sessionId: z.string().optional(),
 });
 
 /**
- * A caller-side retry begins (emitted by `retryAgentRun`, never by a source): the failed
+ * A caller-side retry begins (emitted by {@link retryAgentRun}, never by a source): the failed
  * attempt's terminal was swallowed, and attempt `attempt` starts after `delayMs`.
  */
+export interface RunRetrying {
+  type: 'run.retrying';
+  /** The number of the attempt about to start: 2 for the first retry. */
+  attempt: number;
+  /** How long the retry waits before it starts the attempt. */
+  delayMs: number;
+  /** The swallowed `terminal.failed` of the previous attempt. */
+  failure: TerminalFailed;
+}
+/** Validates a {@link RunRetrying}. */
 export const RunRetryingSchema = z.object({
   type: z.literal('run.retrying'),
-  /** The number of the attempt about to start: 2 for the first retry. */
   attempt: z.number(),
-  /** How long the retry waits before it starts the attempt. */
   delayMs: z.number(),
-  /** The swallowed `terminal.failed` of the previous attempt. */
   failure: TerminalFailedSchema,
 });
 
-/** Every message a run emits, as one discriminated union on `type` (see {@link CliMessage}). */
-export const CliMessageSchema = z.discriminatedUnion('type', [
-  SessionStartedSchema,
-  SessionResumedSchema,
-  AssistantSchema,
-  AssistantWithdrawnSchema,
-  AssistantThoughtSchema,
-  ToolCallSchema,
-  ToolUpdateSchema,
-  ToolCompletedSchema,
-  ToolFailedSchema,
-  AgentRetrySchema,
-  AgentWarningSchema,
-  RunRetryingSchema,
-  TerminalCompletedSchema,
-  TerminalFailedSchema,
-]);
-
-/** See {@link SessionStartedSchema}. */
-export type SessionStarted = z.infer<typeof SessionStartedSchema>;
-/** See {@link SessionResumedSchema}. */
-export type SessionResumed = z.infer<typeof SessionResumedSchema>;
-/** A delta of the answer (see {@link AssistantSchema}). */
-export type AssistantMessage = z.infer<typeof AssistantSchema>;
-/** Answer text withdrawn (see {@link AssistantWithdrawnSchema}). */
-export type AssistantWithdrawn = z.infer<typeof AssistantWithdrawnSchema>;
-/** Thinking, whole (see {@link AssistantThoughtSchema}). */
-export type AssistantThought = z.infer<typeof AssistantThoughtSchema>;
-/** See {@link ToolCallSchema}. */
-export type ToolCall = z.infer<typeof ToolCallSchema>;
-/** See {@link ToolUpdateSchema}. */
-export type ToolUpdate = z.infer<typeof ToolUpdateSchema>;
-/** See {@link ToolCompletedSchema}. */
-export type ToolCompleted = z.infer<typeof ToolCompletedSchema>;
-/** See {@link ToolFailedSchema}. */
-export type ToolFailed = z.infer<typeof ToolFailedSchema>;
-/** See {@link AgentRetrySchema}. */
-export type AgentRetry = z.infer<typeof AgentRetrySchema>;
-/** See {@link AgentWarningSchema}. */
-export type AgentWarning = z.infer<typeof AgentWarningSchema>;
-/** See {@link RunRetryingSchema}. */
-export type RunRetrying = z.infer<typeof RunRetryingSchema>;
-/** See {@link TerminalCompletedSchema}. */
-export type TerminalCompleted = z.infer<typeof TerminalCompletedSchema>;
-/** See {@link TerminalFailedSchema}. */
-export type TerminalFailed = z.infer<typeof TerminalFailedSchema>;
 /** The last message of every run: `terminal.completed` or `terminal.failed` (see {@link isTerminal}). */
 export type TerminalMessage = TerminalCompleted | TerminalFailed;
 /**
@@ -273,7 +376,38 @@ export type TerminalMessage = TerminalCompleted | TerminalFailed;
  * | `run.retrying` | {@link retryAgentRun} starts another attempt |
  * | `terminal.completed` / `terminal.failed` | how the run ended |
  */
-export type CliMessage = z.infer<typeof CliMessageSchema>;
+export type CliMessage =
+  | SessionStarted
+  | SessionResumed
+  | AssistantMessage
+  | AssistantWithdrawn
+  | AssistantThought
+  | ToolCall
+  | ToolUpdate
+  | ToolCompleted
+  | ToolFailed
+  | AgentRetry
+  | AgentWarning
+  | RunRetrying
+  | TerminalCompleted
+  | TerminalFailed;
+/** Validates a {@link CliMessage}: one discriminated union on `type`. */
+export const CliMessageSchema = z.discriminatedUnion('type', [
+  SessionStartedSchema,
+  SessionResumedSchema,
+  AssistantSchema,
+  AssistantWithdrawnSchema,
+  AssistantThoughtSchema,
+  ToolCallSchema,
+  ToolUpdateSchema,
+  ToolCompletedSchema,
+  ToolFailedSchema,
+  AgentRetrySchema,
+  AgentWarningSchema,
+  RunRetryingSchema,
+  TerminalCompletedSchema,
+  TerminalFailedSchema,
+]);
 /** The `type` of a {@link CliMessage}. */
 export type CliMessageType = CliMessage['type'];
 
@@ -312,10 +446,19 @@ export const isTerminalCompleted = is('terminal.completed');
 /** Whether a message is `terminal.failed`. */
 export const isTerminalFailed = is('terminal.failed');
 
-/** `terminal.completed` or `terminal.failed`: the last message of a run. */
+/**
+ * `terminal.completed` or `terminal.failed`: the last message of a run.
+ *
+ * @example
+ * // How a run ended, whatever came before.
+ * runPi({ prompt }).pipe(filter(isTerminal)).subscribe((terminal) => {
+ *   console.log(terminal.type === 'terminal.completed' ? terminal.stopReason : `${terminal.reason}: ${terminal.message}`);
+ * });
+ */
 export function isTerminal(message: SessionMessage): message is TerminalMessage {
   return message.type === 'terminal.completed' || message.type === 'terminal.failed';
 }
+
 
 // ---------------------------------------------------------------------------------------------
 // Sessions: one agent process, many turns
@@ -324,32 +467,52 @@ export function isTerminal(message: SessionMessage): message is TerminalMessage 
  * What a caller sends a session. Every command is answered in the stream: `input.accepted` (it
  * starts a turn, is queued as a follow-up, goes into the running turn, or aborts it) or
  * `input.dropped` (it cannot be honoured, and why); a command never throws and never vanishes.
- * `id` is the caller's own, echoed as `commandId`.
+ * `id` is the caller's own, echoed as `commandId`; `text` is never empty.
  */
-export const SessionCommandSchema = z.discriminatedUnion('type', [
+export type SessionCommand =
   /** Idle: starts a turn. A turn running: queued, and sent as a later turn's prompt (a follow-up). */
-  z.object({ type: z.literal('prompt'), text: z.string().min(1), id: z.string().optional() }),
+  | { type: 'prompt'; text: string; id?: string | undefined }
   /** Kept by agent-rx and sent as the next turn's prompt; idle: starts a turn now. */
-  z.object({ type: z.literal('follow-up'), text: z.string().min(1), id: z.string().optional() }),
+  | { type: 'follow-up'; text: string; id?: string | undefined }
   /** A turn running: into that turn, as the agent allows (the README's table). Idle: starts a turn. */
-  z.object({ type: z.literal('steer'), text: z.string().min(1), id: z.string().optional() }),
+  | { type: 'steer'; text: string; id?: string | undefined }
   /** Ends the running turn (`turn.failed`, reason `aborted`); the process stays; queued follow-ups are dropped. */
+  | { type: 'abort'; id?: string | undefined };
+/** Validates a {@link SessionCommand}. */
+export const SessionCommandSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('prompt'), text: z.string().min(1), id: z.string().optional() }),
+  z.object({ type: z.literal('follow-up'), text: z.string().min(1), id: z.string().optional() }),
+  z.object({ type: z.literal('steer'), text: z.string().min(1), id: z.string().optional() }),
   z.object({ type: z.literal('abort'), id: z.string().optional() }),
 ]);
-/** What a caller sends a session (see {@link SessionCommandSchema}). */
-export type SessionCommand = z.infer<typeof SessionCommandSchema>;
 /** The `type` of a {@link SessionCommand}: `prompt`, `follow-up`, `steer` or `abort`. */
 export type SessionCommandKind = SessionCommand['type'];
 
 /** A turn began: `prompt` is what it was started with (a prompt, a follow-up, or a steer sent while idle). */
+export interface TurnStarted {
+  type: 'turn.started';
+  /** 1 for the session's first turn. */
+  turn: number;
+  prompt: string;
+  commandId?: string | undefined;
+}
+/** Validates a {@link TurnStarted}. */
 export const TurnStartedSchema = z.object({
   type: z.literal('turn.started'),
-  /** 1 for the session's first turn. */
   turn: z.number().int().positive(),
   prompt: z.string(),
   commandId: z.string().optional(),
 });
+
 /** A turn ended as the agent finished it; `usage` is that turn's own. */
+export interface TurnCompleted {
+  type: 'turn.completed';
+  turn: number;
+  stopReason: StopReason;
+  agentStopReason?: string | undefined;
+  usage?: Usage | undefined;
+}
+/** Validates a {@link TurnCompleted}. */
 export const TurnCompletedSchema = z.object({
   type: z.literal('turn.completed'),
   turn: z.number().int().positive(),
@@ -357,11 +520,23 @@ export const TurnCompletedSchema = z.object({
   agentStopReason: z.string().optional(),
   usage: UsageSchema.optional(),
 });
+
 /**
  * A turn ended without an answer: `aborted` (an abort), `agent-error` (the agent reported an error),
  * `timeout` (no output for `idleTimeoutMs`: the turn was aborted), or why the session's process
  * ended while the turn ran (`exit`, `stopped`, `spawn`, …; the session's `terminal.failed` follows).
  */
+export interface TurnFailed {
+  type: 'turn.failed';
+  turn: number;
+  reason: FailureReason;
+  message: string;
+  agentError?: string | undefined;
+  httpStatus?: number | undefined;
+  retryAfterMs?: number | undefined;
+  timeout?: Timeout | undefined;
+}
+/** Validates a {@link TurnFailed}. */
 export const TurnFailedSchema = z.object({
   type: z.literal('turn.failed'),
   turn: z.number().int().positive(),
@@ -372,12 +547,25 @@ export const TurnFailedSchema = z.object({
   retryAfterMs: z.number().nonnegative().optional(),
   timeout: TimeoutSchema.optional(),
 });
+
 /** The kinds of command, and `invalid` for a value that is not a command. */
+export type InputKind = 'prompt' | 'follow-up' | 'steer' | 'abort' | 'invalid';
+/** Validates an {@link InputKind}. */
 export const InputKindSchema = z.enum(['prompt', 'follow-up', 'steer', 'abort', 'invalid']);
+
 /**
  * A command was taken: `as` says what it does. `turn` started a turn (`turn` is the new one);
  * `follow-up` is queued to run after turn `turn`; `steer` went into turn `turn`; `abort` ends turn `turn`.
  */
+export interface InputAccepted {
+  type: 'input.accepted';
+  kind: 'prompt' | 'follow-up' | 'steer' | 'abort';
+  as: 'turn' | 'follow-up' | 'steer' | 'abort';
+  turn: number;
+  text?: string | undefined;
+  commandId?: string | undefined;
+}
+/** Validates an {@link InputAccepted}. */
 export const InputAcceptedSchema = z.object({
   type: z.literal('input.accepted'),
   kind: InputKindSchema.exclude(['invalid']),
@@ -386,11 +574,21 @@ export const InputAcceptedSchema = z.object({
   text: z.string().optional(),
   commandId: z.string().optional(),
 });
+
 /**
  * A command that cannot be honoured, or a queued follow-up that will not run: `no-turn` (an abort
  * with no turn running), `aborted` (a follow-up dropped by an abort), `rejected` (the agent refused
  * it; `message` says why), `invalid` (not a command), `session-ended` (the session's process ended first).
  */
+export interface InputDropped {
+  type: 'input.dropped';
+  kind: InputKind;
+  reason: 'no-turn' | 'aborted' | 'rejected' | 'invalid' | 'session-ended';
+  message: string;
+  text?: string | undefined;
+  commandId?: string | undefined;
+}
+/** Validates an {@link InputDropped}. */
 export const InputDroppedSchema = z.object({
   type: z.literal('input.dropped'),
   kind: InputKindSchema,
@@ -401,8 +599,14 @@ export const InputDroppedSchema = z.object({
 });
 
 /**
- * What a session emits: the run messages (content inside turns, `session.*`, and exactly one
- * `terminal.*` last, for the session as a whole) and the session's own turn and input messages.
+ * A message of a session: every {@link CliMessage} plus `turn.started`, `turn.completed`, `turn.failed`,
+ * `input.accepted` and `input.dropped`. Turns never overlap and each ends exactly once; every content
+ * message lies inside a turn; the session ends with exactly one terminal message, last.
+ */
+export type SessionMessage = CliMessage | TurnStarted | TurnCompleted | TurnFailed | InputAccepted | InputDropped;
+/**
+ * Validates a {@link SessionMessage}: the run messages (content inside turns, `session.*`, and exactly
+ * one `terminal.*` last, for the session as a whole) and the session's own turn and input messages.
  */
 export const SessionMessageSchema = z.discriminatedUnion('type', [
   ...CliMessageSchema.options,
@@ -412,25 +616,6 @@ export const SessionMessageSchema = z.discriminatedUnion('type', [
   InputAcceptedSchema,
   InputDroppedSchema,
 ]);
-
-/** See {@link TurnStartedSchema}. */
-export type TurnStarted = z.infer<typeof TurnStartedSchema>;
-/** See {@link TurnCompletedSchema}. */
-export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
-/** See {@link TurnFailedSchema}. */
-export type TurnFailed = z.infer<typeof TurnFailedSchema>;
-/** See {@link InputAcceptedSchema}. */
-export type InputAccepted = z.infer<typeof InputAcceptedSchema>;
-/** See {@link InputDroppedSchema}. */
-export type InputDropped = z.infer<typeof InputDroppedSchema>;
-/** See {@link InputKindSchema}. */
-export type InputKind = z.infer<typeof InputKindSchema>;
-/**
- * A message of a session: every {@link CliMessage} plus `turn.started`, `turn.completed`, `turn.failed`,
- * `input.accepted` and `input.dropped`. Turns never overlap and each ends exactly once; every content
- * message lies inside a turn; the session ends with exactly one terminal message, last.
- */
-export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 /** The `type` of a {@link SessionMessage}. */
 export type SessionMessageType = SessionMessage['type'];
 
@@ -445,7 +630,51 @@ export const isInputAccepted = is('input.accepted');
 /** Whether a message is `input.dropped`. */
 export const isInputDropped = is('input.dropped');
 
-/** `turn.completed` or `turn.failed`: the end of a turn. */
+/**
+ * `turn.completed` or `turn.failed`: the end of a turn.
+ *
+ * @example
+ * // One line for each turn of a session.
+ * commands.pipe(piSession(), filter(isTurnEnd)).subscribe((end) => {
+ *   console.log(`turn ${end.turn}:`, end.type === 'turn.completed' ? end.stopReason : end.message);
+ * });
+ */
 export function isTurnEnd(message: SessionMessage): message is TurnCompleted | TurnFailed {
   return message.type === 'turn.completed' || message.type === 'turn.failed';
 }
+
+// ---------------------------------------------------------------------------------------------
+// Each declared type is exactly what its schema validates. When a field, its type or whether it
+// is optional differs, the line of that pair fails to compile ("Type 'false' does not satisfy the
+// constraint 'true'"): `npm run typecheck`, the build and the docs stop there. Change both together.
+
+type _MessageTypesMatchTheirSchemas = [
+  Holds<Same<Usage, z.infer<typeof UsageSchema>>>,
+  Holds<Same<InvalidOutputLine, z.infer<typeof InvalidOutputLineSchema>>>,
+  Holds<Same<SessionStarted, z.infer<typeof SessionStartedSchema>>>,
+  Holds<Same<SessionResumed, z.infer<typeof SessionResumedSchema>>>,
+  Holds<Same<AssistantMessage, z.infer<typeof AssistantSchema>>>,
+  Holds<Same<AssistantWithdrawn, z.infer<typeof AssistantWithdrawnSchema>>>,
+  Holds<Same<AssistantThought, z.infer<typeof AssistantThoughtSchema>>>,
+  Holds<Same<ToolCall, z.infer<typeof ToolCallSchema>>>,
+  Holds<Same<ToolUpdate, z.infer<typeof ToolUpdateSchema>>>,
+  Holds<Same<ToolCompleted, z.infer<typeof ToolCompletedSchema>>>,
+  Holds<Same<ToolFailed, z.infer<typeof ToolFailedSchema>>>,
+  Holds<Same<AgentRetry, z.infer<typeof AgentRetrySchema>>>,
+  Holds<Same<AgentWarning, z.infer<typeof AgentWarningSchema>>>,
+  Holds<Same<StopReason, z.infer<typeof StopReasonSchema>>>,
+  Holds<Same<TerminalCompleted, z.infer<typeof TerminalCompletedSchema>>>,
+  Holds<Same<Timeout, z.infer<typeof TimeoutSchema>>>,
+  Holds<Same<FailureReason, z.infer<typeof FailureReasonSchema>>>,
+  Holds<Same<TerminalFailed, z.infer<typeof TerminalFailedSchema>>>,
+  Holds<Same<RunRetrying, z.infer<typeof RunRetryingSchema>>>,
+  Holds<Same<CliMessage, z.infer<typeof CliMessageSchema>>>,
+  Holds<Same<SessionCommand, z.infer<typeof SessionCommandSchema>>>,
+  Holds<Same<TurnStarted, z.infer<typeof TurnStartedSchema>>>,
+  Holds<Same<TurnCompleted, z.infer<typeof TurnCompletedSchema>>>,
+  Holds<Same<TurnFailed, z.infer<typeof TurnFailedSchema>>>,
+  Holds<Same<InputKind, z.infer<typeof InputKindSchema>>>,
+  Holds<Same<InputAccepted, z.infer<typeof InputAcceptedSchema>>>,
+  Holds<Same<InputDropped, z.infer<typeof InputDroppedSchema>>>,
+  Holds<Same<SessionMessage, z.infer<typeof SessionMessageSchema>>>,
+];

@@ -97,7 +97,14 @@ export type AgentName = keyof typeof AGENTS;
 /** The agents' names, in the table's order. */
 export const AGENT_NAMES = Object.keys(AGENTS) as readonly AgentName[];
 
-/** Whether `value` names a supported agent. */
+/**
+ * Whether `value` names a supported agent.
+ *
+ * @example
+ * const name = process.argv[2] ?? 'pi';
+ * if (!isAgentName(name)) throw new TypeError(`not an agent: ${name} (one of ${AGENT_NAMES.join(', ')})`);
+ * console.log(AGENTS[name].displayName); // `name` is an AgentName here
+ */
 export function isAgentName(value: string): value is AgentName {
   return Object.hasOwn(AGENTS, value);
 }

@@ -49,8 +49,11 @@ export type FromSessionEventSourceOptions = FromAgentEventSourceOptions;
  * ```
  *
  * @example
+ * let sessionId: string | undefined; // where the page sends its commands
  * const source = new EventSource('/session');
- * source.addEventListener('session', (event) => (sessionId = JSON.parse(event.data).id));
+ * source.addEventListener('session', (event) => {
+ *   sessionId = (JSON.parse((event as MessageEvent).data) as { id: string }).id;
+ * });
  * fromSessionEventSource(source).subscribe((message) => {
  *   if (message.type === 'turn.started') startTurn(message.turn, message.prompt);
  *   if (message.type === 'assistant') answer.append(message.text);

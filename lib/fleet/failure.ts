@@ -1,6 +1,11 @@
 import type { TerminalFailed } from '../messages.js';
 
-/** A `terminal.failed` the fleet gives: `lost`, or another reason. (No BullMQ here: the CLI uses it before loading the fleet.) */
+/**
+ * A `terminal.failed` the fleet gives: `lost`, or another reason. (No BullMQ here: the CLI uses it before loading the fleet.)
+ *
+ * @example
+ * const failed: TerminalFailed = fleetFailure('lost', 'the worker stopped beating');
+ */
 export function fleetFailure(reason: 'lost' | 'aborted' | 'setup' | 'stopped', message: string): TerminalFailed {
   return { type: 'terminal.failed', reason, message, exitCode: null, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0 };
 }

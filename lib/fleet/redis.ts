@@ -16,7 +16,13 @@ export interface FleetOptions {
   readonly prefix?: string;
 }
 
-/** ioredis options from a connection. */
+/**
+ * ioredis options from a connection.
+ *
+ * @example
+ * redisOptions('rediss://agent:secret@redis.internal:6380/2');
+ * // { host: 'redis.internal', port: 6380, username: 'agent', password: 'secret', db: 2, tls: {} }
+ */
 export function redisOptions(connection: FleetConnection): RedisOptions {
   if (typeof connection !== 'string') return connection;
   let url: URL;
@@ -54,7 +60,12 @@ export interface RunKeys {
   readonly cancel: string;
 }
 
-/** The Redis keys of run `runId` under the key prefix `prefix`. */
+/**
+ * The Redis keys of run `runId` under the key prefix `prefix`.
+ *
+ * @example
+ * runKeys('agentrx', 'run-42').stream; // 'agentrx:{run-42}:stream'
+ */
 export function runKeys(prefix: string, runId: string): RunKeys {
   const base = `${prefix}:{${runId}}`;
   return { stream: `${base}:stream`, end: `${base}:end`, owner: `${base}:owner`, heartbeat: `${base}:hb`, cancel: `${base}:cancel` };

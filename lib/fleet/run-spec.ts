@@ -1,7 +1,8 @@
 import * as z from 'zod';
-import { PI_THINKING_LEVELS } from '../agents/pi/options.js';
-import { CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES } from '../agents/codex/options.js';
-import { GEMINI_APPROVAL_MODES } from '../agents/gemini/options.js';
+import { PI_THINKING_LEVELS, type PiThinkingLevel } from '../agents/pi/options.js';
+import { CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES, type CodexApprovalPolicy, type CodexSandboxMode } from '../agents/codex/options.js';
+import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
+import type { Holds, Same } from '../same-type.js';
 
 /**
  * A run as data, what a caller may choose of it: the agent and the options that say what to do.
@@ -21,8 +22,8 @@ const common = {
 const strings = z.array(z.string().min(1));
 
 /**
- * The options of a pi run a caller may choose (see {@link agent-rx!RunPiOptions} for each): strict, so an
- * unknown key (an executable, arguments, an environment) is refused.
+ * The options of a pi run a caller may choose (see {@link agent-rx!RunPiOptions | RunPiOptions} for
+ * each): strict, so an unknown key (an executable, arguments, an environment) is refused.
  */
 export const PiRunSpecSchema = z.strictObject({
   ...common,
@@ -34,7 +35,7 @@ export const PiRunSpecSchema = z.strictObject({
   appendSystemPrompt: z.string().min(1).optional(),
 });
 
-/** The options of a Claude Code run a caller may choose (see {@link agent-rx!RunClaudeCodeOptions}); strict. */
+/** The options of a Claude Code run a caller may choose (see {@link agent-rx!RunClaudeCodeOptions | RunClaudeCodeOptions}); strict. */
 export const ClaudeRunSpecSchema = z.strictObject({
   ...common,
   session: z.union([z.enum(['new', 'continue']), z.strictObject({ resume: z.string().min(1) })]).optional(),
@@ -45,7 +46,7 @@ export const ClaudeRunSpecSchema = z.strictObject({
   includePartialMessages: z.boolean().optional(),
 });
 
-/** The options of a Codex run a caller may choose (see {@link agent-rx!RunCodexOptions}); strict. */
+/** The options of a Codex run a caller may choose (see {@link agent-rx!RunCodexOptions | RunCodexOptions}); strict. */
 export const CodexRunSpecSchema = z.strictObject({
   ...common,
   provider: z.string().min(1).optional(),
@@ -56,7 +57,7 @@ export const CodexRunSpecSchema = z.strictObject({
   ephemeral: z.boolean().optional(),
 });
 
-/** The options of a Gemini CLI run a caller may choose (see {@link agent-rx!RunGeminiOptions}); strict. */
+/** The options of a Gemini CLI run a caller may choose (see {@link agent-rx!RunGeminiOptions | RunGeminiOptions}); strict. */
 export const GeminiRunSpecSchema = z.strictObject({
   ...common,
   approvalMode: z.enum(GEMINI_APPROVAL_MODES).optional(),
@@ -84,17 +85,117 @@ export const RunSpecSchema = z.discriminatedUnion('agent', [
  * const spec: RunSpec = { agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } };
  * ```
  */
-export type RunSpec = z.infer<typeof RunSpecSchema>;
-/** The options of a pi {@link RunSpec} (see {@link PiRunSpecSchema}). */
-export type PiRunSpec = z.infer<typeof PiRunSpecSchema>;
-/** The options of a Claude Code {@link RunSpec} (see {@link ClaudeRunSpecSchema}). */
-export type ClaudeRunSpec = z.infer<typeof ClaudeRunSpecSchema>;
-/** The options of a Codex {@link RunSpec} (see {@link CodexRunSpecSchema}). */
-export type CodexRunSpec = z.infer<typeof CodexRunSpecSchema>;
-/** The options of a Gemini CLI {@link RunSpec} (see {@link GeminiRunSpecSchema}). */
-export type GeminiRunSpec = z.infer<typeof GeminiRunSpecSchema>;
+export type RunSpec =
+  | { agent: 'pi'; options: PiRunSpec }
+  | { agent: 'claude'; options: ClaudeRunSpec }
+  | { agent: 'codex'; options: CodexRunSpec }
+  | { agent: 'gemini'; options: GeminiRunSpec };
 
-/** The spec, checked: a `TypeError` that says what is wrong, as for a source's options. */
+/**
+ * The options of a pi {@link RunSpec}: each as in {@link agent-rx!RunPiOptions | RunPiOptions}
+ * (see {@link PiRunSpecSchema}).
+ */
+export interface PiRunSpec {
+  /** Not empty (nor only whitespace). */
+  prompt: string;
+  /** A request: the worker's `resolveCwd` may refuse it. */
+  cwd?: string | undefined;
+  model?: string | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  timeoutMs?: number | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  idleTimeoutMs?: number | undefined;
+  agentRetry?: boolean | undefined;
+  provider?: string | undefined;
+  thinking?: PiThinkingLevel | undefined;
+  session?: 'new' | 'none' | 'continue' | { id: string } | undefined;
+  tools?: string[] | undefined;
+  systemPrompt?: string | undefined;
+  appendSystemPrompt?: string | undefined;
+}
+
+/**
+ * The options of a Claude Code {@link RunSpec}: each as in {@link agent-rx!RunClaudeCodeOptions | RunClaudeCodeOptions}
+ * (see {@link ClaudeRunSpecSchema}).
+ */
+export interface ClaudeRunSpec {
+  /** Not empty (nor only whitespace). */
+  prompt: string;
+  /** A request: the worker's `resolveCwd` may refuse it. */
+  cwd?: string | undefined;
+  model?: string | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  timeoutMs?: number | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  idleTimeoutMs?: number | undefined;
+  agentRetry?: boolean | undefined;
+  session?: 'new' | 'continue' | { resume: string } | undefined;
+  permissionMode?: string | undefined;
+  allowedTools?: string[] | undefined;
+  disallowedTools?: string[] | undefined;
+  maxTurns?: number | undefined;
+  includePartialMessages?: boolean | undefined;
+}
+
+/**
+ * The options of a Codex {@link RunSpec}: each as in {@link agent-rx!RunCodexOptions | RunCodexOptions}
+ * (see {@link CodexRunSpecSchema}).
+ */
+export interface CodexRunSpec {
+  /** Not empty (nor only whitespace). */
+  prompt: string;
+  /** A request: the worker's `resolveCwd` may refuse it. */
+  cwd?: string | undefined;
+  model?: string | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  timeoutMs?: number | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  idleTimeoutMs?: number | undefined;
+  agentRetry?: boolean | undefined;
+  provider?: string | undefined;
+  sandbox?: CodexSandboxMode | undefined;
+  approvalPolicy?: CodexApprovalPolicy | undefined;
+  reasoningEffort?: string | undefined;
+  session?: 'new' | 'last' | { resume: string } | undefined;
+  ephemeral?: boolean | undefined;
+}
+
+/**
+ * The options of a Gemini CLI {@link RunSpec}: each as in {@link agent-rx!RunGeminiOptions | RunGeminiOptions}
+ * (see {@link GeminiRunSpecSchema}).
+ */
+export interface GeminiRunSpec {
+  /** Not empty (nor only whitespace). */
+  prompt: string;
+  /** A request: the worker's `resolveCwd` may refuse it. */
+  cwd?: string | undefined;
+  model?: string | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  timeoutMs?: number | undefined;
+  /** An integer of ms, at most 2^31 - 1. */
+  idleTimeoutMs?: number | undefined;
+  agentRetry?: boolean | undefined;
+  approvalMode?: GeminiApprovalMode | undefined;
+  session?: 'new' | 'latest' | { id: string } | { resume: string } | undefined;
+}
+
+// Each declared type is exactly what its schema validates (see `Same`): change both together.
+type _RunSpecTypesMatchTheirSchemas = [
+  Holds<Same<RunSpec, z.infer<typeof RunSpecSchema>>>,
+  Holds<Same<PiRunSpec, z.infer<typeof PiRunSpecSchema>>>,
+  Holds<Same<ClaudeRunSpec, z.infer<typeof ClaudeRunSpecSchema>>>,
+  Holds<Same<CodexRunSpec, z.infer<typeof CodexRunSpecSchema>>>,
+  Holds<Same<GeminiRunSpec, z.infer<typeof GeminiRunSpecSchema>>>,
+];
+
+/**
+ * The spec, checked: a `TypeError` that says what is wrong, as for a source's options.
+ *
+ * @example
+ * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
+ * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix it', executable: '/bin/sh' } });
+ * // throws TypeError: agent-rx: not a run spec (options: Unrecognized key: "executable")
+ */
 export function checkRunSpec(value: unknown): RunSpec {
   const parsed = RunSpecSchema.safeParse(value);
   if (parsed.success) return parsed.data;

@@ -44,9 +44,8 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * the stream.
  *
  * @example
- * from([...recordedLines.map((text) => ({ kind: 'line', text })), exitItem])
- *   .pipe(agentOutputToMessages(piDialect()))
- *   .subscribe(console.log);
+ * // A recorded pi run (its stdout lines, then its exit item) read again as messages.
+ * from(recordedItems).pipe(agentOutputToMessages(piDialect())).subscribe(console.log);
  */
 export function agentOutputToMessages<S>(dialect: Dialect<S>): OperatorFunction<ProcessItem, CliMessage> {
   // Everything the dialect gives is checked now (the operators below check the rest at call time too).

@@ -166,6 +166,15 @@ export interface CollectRunResultOptions {
 /**
  * Thrown (as the rejection of {@link collectRunResult} with `throwOnFailure`) for a run that did
  * not complete: it ended with `terminal.failed`, or without a terminal message at all.
+ *
+ * @example
+ * try {
+ *   const { text } = await collectRunResult(runPi({ prompt }), { throwOnFailure: true });
+ *   console.log(text);
+ * } catch (error) {
+ *   if (!(error instanceof RunFailedError)) throw error;
+ *   console.error(error.message, error.result.text); // the failure, and the text the run gave before it
+ * }
  */
 export class RunFailedError extends Error {
   override readonly name = 'RunFailedError';

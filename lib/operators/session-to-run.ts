@@ -15,7 +15,8 @@ import type { CliMessage, SessionMessage, TerminalFailed, TerminalMessage, TurnC
  * ```
  *
  * @example
- * of({ type: 'prompt', text: 'Explain this repo' }).pipe(codexSession(options), sessionToRun());
+ * const command: SessionCommand = { type: 'prompt', text: 'Explain this repo' };
+ * of(command).pipe(codexSession({ sandbox: 'read-only' }), sessionToRun()).subscribe(render);
  */
 export function sessionToRun(): OperatorFunction<SessionMessage, CliMessage> {
   return (source) =>

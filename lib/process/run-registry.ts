@@ -52,6 +52,10 @@ export function untrack(run: TrackedRun): void {
 /**
  * How many runs are tracked: running, stopping, or cleaning up after their exit. `retryAgentRun`'s
  * waits are not runs and are not counted.
+ *
+ * @example
+ * // A health endpoint's figure: how many agent runs this host has in hand.
+ * const health = () => ({ runs: activeRunCount() });
  */
 export function activeRunCount(): number {
   return active.size;

@@ -66,6 +66,12 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  * - `_agent-rx/steer` and `_agent-rx/follow-up` (`{ sessionId, text }`) steer or queue;
  * - when the connection closes (the editor quit), every session is unsubscribed: the stop sequence
  *   leaves no agent process behind.
+ *
+ * @example
+ * // A script an editor starts: it talks ACP on stdin and stdout, and each of the editor's sessions
+ * // is a pi session in the folder the editor asked for.
+ * const server = serveAcp(({ cwd }) => piSession({ cwd }));
+ * await server.closed; // the editor closed the connection: every session was stopped
  */
 export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOptions = {}): AcpServer {
   const sessions = new Map<string, BridgedSession>();

@@ -45,6 +45,20 @@ export interface SessionSpec<S, P> {
  * (then the session ends after the running turn: the agent's input is closed and it exits) or the
  * subscriber leaves (then the stop sequence runs, as for a one-shot run). The session machine
  * decides the turns; the protocol speaks the agent's interactive mode; the dialect maps content.
+ *
+ * @example
+ * // What piSession does, by hand: pi's RPC mode, its dialect for the content, its protocol for the turns.
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'pi',
+ *       args: ['--mode', 'rpc'],
+ *       processOptions: { interrupt: { signal: 'SIGTERM' } }, // pi ends its tool commands on SIGTERM
+ *       dialect: piDialect(),
+ *       protocol: piSessionProtocol(),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<SessionCommand, SessionMessage> {
   const { command, args, dialect, protocol, overlay } = spec;

@@ -81,6 +81,20 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * - permission requests go to the caller's policy (default: deny, said with an `agent.warning`);
  *   file-system requests only with the caller's handlers, terminal requests never (the SDK answers
  *   "method not found").
+ *
+ * @example
+ * // What acpSession does, by hand, with a policy that allows the agent's tools once at a time.
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'my-acp-agent',
+ *       args: ['--stdio'],
+ *       processOptions: { interrupt: { signal: 'SIGTERM' } },
+ *       dialect: acpDialect('My agent'),
+ *       protocol: acpClientProtocol({ name: 'My agent', cwd: process.cwd(), permission: () => 'allow' }),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<AcpClientState> {
   return {

@@ -41,6 +41,12 @@ function blockText(content: unknown): string | undefined {
 /**
  * Reads an ACP agent's text: `agent_message_chunk` and `agent_thought_chunk` carry true deltas
  * (text content blocks), keyed by their `messageId` where the agent gives one.
+ *
+ * @example
+ * lines.pipe(
+ *   parseJsonLine({ schemas: acpEventSchemas, parse: parseJsonRpcLine }),
+ *   snapshotToDelta({ createReader: createAcpTextReader }),
+ * );
  */
 export function createAcpTextReader(): TextReader {
   return (event): TextReading | null => {
@@ -53,7 +59,13 @@ export function createAcpTextReader(): TextReader {
   };
 }
 
-/** A prompt turn of ACP ends with the answer to `session/prompt`, which the session protocol reads. */
+/**
+ * A prompt turn of ACP ends with the answer to `session/prompt`, which the session protocol reads.
+ *
+ * @example
+ * acpTurnEnd({ type: 'response' }); // 'final'
+ * acpTurnEnd({ type: 'session/update' }); // null
+ */
 export function acpTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'response' ? 'final' : null;
 }
@@ -72,6 +84,17 @@ export interface AcpState {
  * The dialect of an Agent Client Protocol agent (JSON-RPC lines): text and thought chunks as
  * deltas, tool calls and their updates (whose content replaces the last), and notices as warnings.
  * How a turn ends is the session protocol's: the answer to its `session/prompt`.
+ *
+ * @example
+ * // The content of any ACP agent's session; its turns are acpClientProtocol's.
+ * const session = runSession({
+ *   command: 'my-acp-agent',
+ *   args: [],
+ *   processOptions: {},
+ *   dialect: acpDialect('My agent'),
+ *   protocol: acpClientProtocol({ name: 'My agent', cwd: process.cwd() }),
+ * });
+ * commands.pipe(session).subscribe(render);
  */
 export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
   return {

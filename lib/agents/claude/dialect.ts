@@ -29,6 +29,9 @@ const known = narrowEvents<ClaudeEvent>();
  * block-level lines under a new message id, never streamed. Those are keyed as the abandoned
  * message's blocks, so what was already streamed is not emitted again (and what differs is
  * withdrawn, not doubled). Synthetic API-error lines and sub-agent output are not part of the answer.
+ *
+ * @example
+ * lines.pipe(parseJsonLine({ schemas: claudeEventSchemas }), snapshotToDelta({ createReader: createClaudeTextReader }));
  */
 export function createClaudeTextReader(): TextReader {
   const blocksSeen = new Map<string, number>();
@@ -85,7 +88,12 @@ function textReading(channel: TextReading['channel'], key: string, delta: string
   return delta === undefined ? null : { channel, key, delta };
 }
 
-/** A message ends its turn at `message_delta` (unless it stopped for tools); the run at `result`. */
+/**
+ * A message ends its turn at `message_delta` (unless it stopped for tools); the run at `result`.
+ *
+ * @example
+ * items.pipe(bufferThinkingUntilTurnEnd({ turnEnd: claudeTurnEnd }));
+ */
 export function claudeTurnEnd(event: AgentEvent): TurnEnd {
   if (event.type === 'result') return 'final';
   const line = known(event, 'stream_event');
@@ -112,7 +120,15 @@ export interface ClaudeDialectOptions {
 
 const CLAUDE_INSTALL_HINT = installHint('Claude Code', '@anthropic-ai/claude-code');
 
-/** The Claude Code dialect (`claude -p --output-format stream-json`), for `agentOutputToMessages`. */
+/**
+ * The Claude Code dialect (`claude -p --output-format stream-json`), for `agentOutputToMessages`.
+ *
+ * @example
+ * // What runClaudeCode does, by hand: Claude Code's print mode read as messages.
+ * processLines('claude', ['-p', '--output-format', 'stream-json', '--verbose', '--', prompt])
+ *   .pipe(agentOutputToMessages(claudeDialect()))
+ *   .subscribe(render);
+ */
 export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<ClaudeState> {
   const resuming = options.resuming === true;
   return {

@@ -26,6 +26,11 @@ const PACKAGE = '@anthropic-ai/claude-code';
  *
  * `runClaudeCode` and `claudeCodeSession` call it at each subscription when no `executable` is
  * given. Pass `executable` to choose another.
+ *
+ * @example
+ * const claude = findClaudeExecutable();
+ * if (claude.foundBy === 'none') console.warn('Claude Code is not installed: npm install -g @anthropic-ai/claude-code');
+ * else console.log(`runClaudeCode starts ${claude.command} (found by ${claude.foundBy})`);
  */
 export function findClaudeExecutable(env: Readonly<Record<string, string | undefined>> = process.env): ClaudeExecutable {
   const packaged = nativeOf(resolvePackageJson(PACKAGE, import.meta.url));

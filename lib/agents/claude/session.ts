@@ -65,6 +65,20 @@ const INITIALIZE = 'agent-rx-initialize';
  *   between turns; at that end the CLI exits 1 when its last result was an error.
  * `total_cost_usd` is the session's so far: a turn's cost is the difference. A new session gets its
  * id from agent-rx (`--session-id`), announced as soon as the CLI answers `initialize`.
+ *
+ * @example
+ * // What claudeCodeSession does, by hand: Claude Code's duplex stream-json mode.
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'claude',
+ *       args: ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages'],
+ *       processOptions: {},
+ *       dialect: claudeDialect(),
+ *       protocol: claudeSessionProtocol({ newSession: true }),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function claudeSessionProtocol(options: { readonly newSession?: boolean } = {}): SessionProtocol<ClaudeSessionState> {
   const newSession = options.newSession !== false;

@@ -37,6 +37,9 @@ function itemOf(event: AgentEvent): { readonly phase: ItemPhase; readonly item: 
  * of thinking: each after the first begins with a blank line, so the turn's one thought reads as
  * they do. Should a Codex print an item while it grows (`item.updated`), it is read as a snapshot
  * of the same key.
+ *
+ * @example
+ * lines.pipe(parseJsonLine({ schemas: codexEventSchemas }), snapshotToDelta({ createReader: createCodexTextReader }));
  */
 export function createCodexTextReader(): TextReader {
   // Reasoning keys seen, and whether each begins with the separator (decided at its first sight).
@@ -60,7 +63,12 @@ export function createCodexTextReader(): TextReader {
   };
 }
 
-/** A Codex run is one turn: it ends at `turn.completed` or `turn.failed`. */
+/**
+ * A Codex run is one turn: it ends at `turn.completed` or `turn.failed`.
+ *
+ * @example
+ * items.pipe(bufferThinkingUntilTurnEnd({ turnEnd: codexTurnEnd }));
+ */
 export function codexTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'turn.completed' || event.type === 'turn.failed' ? 'final' : null;
 }
@@ -85,7 +93,15 @@ export interface CodexDialectOptions {
 
 const CODEX_INSTALL_HINT = installHint('Codex', '@openai/codex');
 
-/** The Codex dialect (`codex exec --experimental-json`), for `agentOutputToMessages`. */
+/**
+ * The Codex dialect (`codex exec --experimental-json`), for `agentOutputToMessages`.
+ *
+ * @example
+ * // What runCodex does, by hand: `codex exec` read as messages (the prompt on stdin).
+ * processLines('codex', ['exec', '--experimental-json', '--skip-git-repo-check'], { stdin: prompt })
+ *   .pipe(agentOutputToMessages(codexDialect()))
+ *   .subscribe(render);
+ */
 export function codexDialect(options: CodexDialectOptions = {}): Dialect<CodexState> {
   const resuming = options.resuming === true;
   return {
@@ -232,6 +248,10 @@ const STDERR_NOISE = [/^Reading (?:additional input|prompt) from stdin/, /^WARNI
  * The stderr text that explains an exit without a terminal event: Codex's last `Error …` /
  * `error: …` line with the lines that continue it (a configuration error spans several), else
  * the last line that is not one Codex prints in every run.
+ *
+ * @example
+ * codexStderrLine('Reading prompt from stdin...\nError: unexpected status 401 Unauthorized\n');
+ * // 'Error: unexpected status 401 Unauthorized'
  */
 export function codexStderrLine(stderr: string): string | undefined {
   const lines = meaningfulLines(stderr, STDERR_NOISE);

@@ -37,6 +37,11 @@ const TARGETS: Readonly<Record<string, string>> = {
  *
  * `runCodex` calls it at each subscription when no `executable` is given: a Codex installed later
  * is found. Pass `executable` to choose another.
+ *
+ * @example
+ * const codex = findCodexExecutable();
+ * if (codex.foundBy === 'none') console.warn('Codex is not installed: npm install -g @openai/codex');
+ * else console.log(`runCodex starts ${codex.command} (found by ${codex.foundBy})`);
  */
 export function findCodexExecutable(env: Readonly<Record<string, string | undefined>> = process.env): CodexExecutable {
   const target = TARGETS[`${process.platform}-${process.arch}`];

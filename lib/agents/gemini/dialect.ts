@@ -21,6 +21,9 @@ const known = narrowEvents<GeminiEvent>();
  * (`delta: true`), with no message id and no message end: a text runs until the next tool call or
  * the end of the run, so each stretch between tool calls is a key of its own. Thinking is never
  * printed (only its token count reaches `stats`).
+ *
+ * @example
+ * lines.pipe(parseJsonLine({ schemas: geminiEventSchemas }), snapshotToDelta({ createReader: createGeminiTextReader }));
  */
 export function createGeminiTextReader(): TextReader {
   let stretch = 0;
@@ -35,7 +38,12 @@ export function createGeminiTextReader(): TextReader {
   };
 }
 
-/** A Gemini CLI run ends its turn at `result`. */
+/**
+ * A Gemini CLI run ends its turn at `result`.
+ *
+ * @example
+ * items.pipe(bufferThinkingUntilTurnEnd({ turnEnd: geminiTurnEnd }));
+ */
 export function geminiTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'result' ? 'final' : null;
 }
@@ -57,7 +65,16 @@ export interface GeminiDialectOptions {
 
 const GEMINI_INSTALL_HINT = installHint('Gemini CLI', '@google/gemini-cli');
 
-/** The Gemini CLI dialect (`gemini -p … --output-format stream-json`), for `agentOutputToMessages`. */
+/**
+ * The Gemini CLI dialect (`gemini -p … --output-format stream-json`), for `agentOutputToMessages`.
+ *
+ * @example
+ * // What runGemini does, by hand: Gemini CLI's stream-json output read as messages (the prompt on
+ * // stdin; its retries are reported on stderr, read line by line).
+ * processLines('gemini', ['--output-format', 'stream-json'], { stdin: prompt, stderrLines: true })
+ *   .pipe(agentOutputToMessages(geminiDialect()))
+ *   .subscribe(render);
+ */
 export function geminiDialect(options: GeminiDialectOptions = {}): Dialect<GeminiState> {
   const resuming = options.resuming === true;
   return {
@@ -129,6 +146,10 @@ function mapGeminiEvent(state: GeminiState, event: AgentEvent): readonly CliMess
  * request`, `Attempt 1 failed with 5xx error. Retrying with backoff...`, or, when the API said how
  * long to wait, `Attempt 1 failed: <message>. Retrying after 5000ms...`. Its last attempt says
  * `Attempt 2 failed: …. Max attempts reached`: that is no retry.
+ *
+ * @example
+ * mapGeminiStderrLine(geminiDialect().createState(), 'Attempt 1 failed: Quota exceeded. Retrying after 5000ms...');
+ * // [{ type: 'agent.retry', attempt: 1, delayMs: 5000, reason: 'Quota exceeded' }]
  */
 export function mapGeminiStderrLine(_state: GeminiState, line: string): readonly CliMessage[] {
   const notice = /^Attempt (\d+) failed(?: with status (\d{3})| with ([^.]+?))?(?::\s*(.*?))?\. Retrying (?:with backoff|after (\d+)\s*ms)\.\.\.\s*(.*)$/.exec(line.trim());
@@ -193,6 +214,14 @@ const ANSI_SEQUENCE = /\u001b\[[0-9;]*[A-Za-z]/g;
  * The stderr text that explains an exit without a `result`: the last two lines that are not
  * routine (Gemini CLI says what is wrong, then what to do: "…you must specify the GEMINI_API_KEY
  * environment variable." "Update your environment and try again…").
+ *
+ * @example
+ * geminiStderrLine(
+ *   'Loaded cached credentials.\n' +
+ *     'When using Gemini API, you must specify the GEMINI_API_KEY environment variable.\n' +
+ *     'Update your environment and try again (no reload needed if using .env)!\n',
+ * );
+ * // 'When using Gemini API, you must specify the GEMINI_API_KEY environment variable. Update your environment and try again (no reload needed if using .env)!'
  */
 export function geminiStderrLine(stderr: string): string | undefined {
   // Some of its messages are coloured, even on a pipe.

@@ -27,6 +27,12 @@ function messageKey(message: { readonly timestamp?: number | undefined }): strin
  * the message snapshot of those events instead, never from other events (whose snapshots run ahead
  * of the deltas that follow). The assistant `message_end` carries the final text, which is
  * authoritative and reconciles anything the deltas missed.
+ *
+ * @example
+ * lines.pipe(
+ *   parseJsonLine({ schemas: piEventSchemas, parse: parsePiLine }),
+ *   snapshotToDelta({ createReader: () => readPiText, replayedPrefix: true }),
+ * );
  */
 export function readPiText(event: AgentEvent): TextReading | readonly TextReading[] | null {
   const update = known(event, 'message_update');
@@ -49,7 +55,12 @@ export function readPiText(event: AgentEvent): TextReading | readonly TextReadin
   return null;
 }
 
-/** An assistant `message_end` ends the turn, unless it stopped to run tools. */
+/**
+ * An assistant `message_end` ends the turn, unless it stopped to run tools.
+ *
+ * @example
+ * items.pipe(bufferThinkingUntilTurnEnd({ turnEnd: piTurnEnd }));
+ */
 export function piTurnEnd(event: AgentEvent): TurnEnd {
   const end = known(event, 'message_end');
   if (end === null || end.message.role !== 'assistant') return null;
@@ -81,6 +92,13 @@ const PI_INSTALL_HINT = installHint('pi', '@mariozechner/pi-coding-agent');
  * The pi dialect (`pi --mode json`): everything agent-rx knows about pi's output, for
  * `agentOutputToMessages`. pi's snapshots may repeat earlier messages' text after a tool turn (some
  * versions send snapshots only, and do): `replayedPrefix` is on.
+ *
+ * @example
+ * // What runPi does, by hand: pi's JSON mode read as messages (the prompt on stdin; SIGTERM makes pi
+ * // end its tool commands too).
+ * processLines('pi', ['--mode', 'json'], { stdin: prompt, interrupt: { signal: 'SIGTERM' } })
+ *   .pipe(agentOutputToMessages(piDialect()))
+ *   .subscribe(render);
  */
 export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
   const resuming = options.resuming === true;

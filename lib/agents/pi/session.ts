@@ -51,6 +51,20 @@ const dialect = piDialect();
  *   machine ends the input only between turns.
  * pi keeps a steer that is still queued when a turn is aborted (its RPC cannot clear the queue)
  * and puts it into the next turn: the aborted turn says so with an `agent.warning`.
+ *
+ * @example
+ * // pi's RPC mode continuing the latest session of this folder.
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'pi',
+ *       args: ['--mode', 'rpc', '--continue'],
+ *       processOptions: { interrupt: { signal: 'SIGTERM' } },
+ *       dialect: piDialect({ resuming: true }),
+ *       protocol: piSessionProtocol({ resuming: true }),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function piSessionProtocol(options: { readonly resuming?: boolean } = {}): SessionProtocol<PiSessionState> {
   const resuming = options.resuming === true;

@@ -2,6 +2,12 @@
  * One line of output as bytes, in the pieces the pipe delivered it (`line-bytes` items), read in
  * place: a byte parser looks at what it needs without joining or decoding the line. Indices are
  * byte offsets into the whole line.
+ *
+ * @example
+ * const line = new ByteLine([Buffer.from('{"type":'), Buffer.from('"message_update"}')]);
+ * line.length; // 25
+ * line.indexOf(0x3a, 0); // 7: the first ':'
+ * line.text(9, 23); // 'message_update'
  */
 export class ByteLine {
   readonly length: number;

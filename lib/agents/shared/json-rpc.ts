@@ -4,6 +4,12 @@
  * method, a response's is `response`, a request of the peer's is `server-request`. Throws what
  * `JSON.parse` throws; a value that is not an object is returned as it is (and reported invalid by
  * the pipeline).
+ *
+ * @example
+ * // A JSON-RPC agent's output, each line typed by its method (or `response`, `server-request`).
+ * lines.pipe(parseJsonLine({ parse: parseJsonRpcLine })).subscribe((item) => {
+ *   if (item.kind === 'event') console.log(item.event.type);
+ * });
  */
 export function parseJsonRpcLine(line: string): unknown {
   const value: unknown = JSON.parse(line);

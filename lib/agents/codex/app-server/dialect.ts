@@ -19,6 +19,12 @@ const known = narrowEvents<AppServerEvent>();
  * true deltas (keyed by the message's item id), and `item/completed` of an agent message its final
  * text. Reasoning comes as summary deltas, each summary a key of its own; every summary after the
  * session's first begins with a blank line, as the turn's one thought reads them.
+ *
+ * @example
+ * lines.pipe(
+ *   parseJsonLine({ schemas: appServerEventSchemas, parse: parseJsonRpcLine }),
+ *   snapshotToDelta({ createReader: createAppServerTextReader }),
+ * );
  */
 export function createAppServerTextReader(): TextReader {
   const summaries = new Map<string, string>();
@@ -57,7 +63,12 @@ export function createAppServerTextReader(): TextReader {
   };
 }
 
-/** A turn of Codex ends at `turn/completed`. */
+/**
+ * A turn of Codex ends at `turn/completed`.
+ *
+ * @example
+ * items.pipe(bufferThinkingUntilTurnEnd({ turnEnd: appServerTurnEnd }));
+ */
 export function appServerTurnEnd(event: AgentEvent): TurnEnd {
   return event.type === 'turn/completed' ? 'final' : null;
 }
@@ -83,6 +94,20 @@ const CODEX_INSTALL_HINT = installHint('Codex', '@openai/codex');
  * summaries, commands and file changes as tools, warnings and retries. How a turn ended is read
  * from `turn/completed`; a state made for one turn (as the session protocol does) concludes that
  * turn, with the usage of its model requests.
+ *
+ * @example
+ * // What codexSession does, by hand (without finding the native binary): one Codex thread in this folder.
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'codex',
+ *       args: ['app-server'],
+ *       processOptions: {},
+ *       dialect: codexAppServerDialect(),
+ *       protocol: codexAppServerProtocol({ thread: { start: { cwd: process.cwd() } } }),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function codexAppServerDialect(): Dialect<AppServerState> {
   return {

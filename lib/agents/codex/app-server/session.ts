@@ -55,6 +55,20 @@ const VERSION = (createRequire(import.meta.url)('../../../../package.json') as {
  *   until it ends by itself): once the turn is interrupted, the session kills the agent's other
  *   processes (Codex keeps no helper process alive) and ends the turn when they are gone;
  * - requests of the server (approvals, questions) are declined, and say so with an `agent.warning`.
+ *
+ * @example
+ * // A session that resumes a Codex thread (its id from an earlier session.started).
+ * commands
+ *   .pipe(
+ *     runSession({
+ *       command: 'codex',
+ *       args: ['app-server'],
+ *       processOptions: {},
+ *       dialect: codexAppServerDialect(),
+ *       protocol: codexAppServerProtocol({ thread: { resume: 'thread-id' } }),
+ *     }),
+ *   )
+ *   .subscribe(render);
  */
 export function codexAppServerProtocol(options: AppServerSessionOptions): SessionProtocol<AppServerSessionState> {
   const resuming = 'resume' in options.thread;
