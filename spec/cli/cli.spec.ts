@@ -169,19 +169,6 @@ describe('agent-rx run --json', () => {
     expect(file.stderr).toContain(`--cwd ${CLI_MAIN} is not a directory`);
   });
 
-  it('a missing executable: the spawn failure names the --executable flag, and its error code once', async () => {
-    const missing = join(scratch, 'no-such-agent');
-    const run = await cli(['run', '--json', '--executable', missing, 'hi']);
-    expect(run.code).toBe(1);
-    const terminal = lastMessage(run.stdout);
-    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'spawn' });
-    expect(terminal['message']).toBe(`pi could not be started: spawn ${missing} ENOENT. Install pi with \`npm install -g @mariozechner/pi-coding-agent\`, or pass \`--executable <path>\`.`);
-    const chat = await cli(['chat', '--agent', 'claude', '--executable', missing]);
-    expect(chat.code).toBe(1);
-    expect(chat.stdout).toContain(`spawn: Claude Code could not be started: spawn ${missing} ENOENT. Install Claude Code with \`npm install -g @anthropic-ai/claude-code\`, or pass \`--executable <path>\`.`);
-    expect(`${run.stdout}${chat.stdout}`).not.toMatch(/ENOENT: ENOENT|pass `executable`/);
-  });
-
   it('without a command: the usage on stderr and exit 2; --help: the usage on stdout and exit 0', async () => {
     const none = await cli([]);
     expect({ code: none.code, stdout: none.stdout }).toEqual({ code: 2, stdout: '' });
