@@ -1,10 +1,12 @@
 // `agent-rx acp --agent <name> [options]`: an agent served as an Agent Client Protocol agent on
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
+import { map } from 'rxjs';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
 import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
+import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
 import { onStopSignals } from './stop-signals.js';
 import { answeredUsage } from './usage.js';
@@ -54,7 +56,11 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const factory = AGENTS[agent].session as (options: ChatSessionOptions) => ReturnType<AcpSessionFactory>;
-  const session: AcpSessionFactory = (request) => factory({ ...options, cwd: request.cwd });
+  // What the editor shows of a failure speaks in this command's flags, as the command line does.
+  const session: AcpSessionFactory = (request) => {
+    const built = factory({ ...options, cwd: request.cwd });
+    return (commands) => commands.pipe(built, map(inFlagWords));
+  };
   // Build once now, so that invalid options are reported as usage errors, not at the first session.
   try {
     session({ cwd: process.cwd(), mcpServers: [] });

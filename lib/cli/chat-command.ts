@@ -4,7 +4,8 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
-import { directoryProblem, withFlagHint } from './checks.js';
+import { directoryProblem } from './checks.js';
+import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
@@ -114,7 +115,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
-  const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(withFlagHint));
+  const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(inFlagWords));
   const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
   return {
     kind: 'chat',

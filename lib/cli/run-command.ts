@@ -1,13 +1,13 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { map, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
-import { directoryProblem, withFlagHint } from './checks.js';
+import { directoryProblem } from './checks.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
@@ -240,7 +240,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
   const built = source;
-  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: () => built().pipe(map(withFlagHint)) } as const;
+  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: built } as const;
   return notice === undefined ? run : { ...run, notice };
 }
 

@@ -365,7 +365,8 @@ const FAKE_TOOL_AGENT = 'spec/fixtures/fake-agent-tool.mjs';
     expect({ exited, survivors }).toEqual({ exited: { code, signal: null }, survivors: [] });
     expect(cli.stderr()).toContain(`agent-rx: ${signal}, stopping the agent`);
     // The run still ends in-band: its last line is its terminal message.
-    expect(JSON.parse(cli.stdout().trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'stopped' });
+    // In the library's words: --json prints its messages unchanged.
+    expect(JSON.parse(cli.stdout().trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'stopped', message: 'the host stopped the pi run (stopAllRuns)' });
   });
 
   it('a reader of stdout that goes away (`| head`): the agent is stopped, no stack trace, exit 141 as for SIGPIPE', async () => {
