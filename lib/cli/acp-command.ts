@@ -9,7 +9,7 @@ import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
 import { onStopSignals } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, parseArgsProblem } from './usage.js';
 
 export const ACP_USAGE = `usage: agent-rx acp --agent <${AGENT_NAMES.join('|')}> [options]
 
@@ -47,7 +47,7 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
     const { cwd: _cwd, 'no-color': _color, ...options } = AGENT_OPTIONS;
     parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values } = parsed;
   if (values.help) return { kind: 'help' };

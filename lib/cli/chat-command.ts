@@ -7,6 +7,7 @@ import type { SessionCommand, SessionMessage } from '../messages.js';
 import { directoryProblem } from './checks.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
+import { parseArgsProblem } from './usage.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
@@ -95,7 +96,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
       },
     });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };

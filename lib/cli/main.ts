@@ -13,7 +13,7 @@ import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE, type RunRequest } from './run-command.js';
 import { Spinner } from './spinner.js';
 import { onStopSignals } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, usageErrorText } from './usage.js';
 
 const USAGE = `usage: agent-rx <command>
 
@@ -46,7 +46,7 @@ if (command === '--version' || command === '-v') {
 } else if (command === 'worker') {
   worker(rest);
 } else {
-  process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  process.stderr.write(usageErrorText('agent-rx', `unknown command ${JSON.stringify(command)}`));
   process.exitCode = 2;
 }
 

@@ -11,6 +11,7 @@ import { directoryProblem } from './checks.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
+import { parseArgsProblem } from './usage.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
        agent-rx run [options] -        the prompt read from stdin (read too when no prompt is
@@ -135,7 +136,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
       },
     });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };

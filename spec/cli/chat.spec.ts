@@ -85,7 +85,7 @@ describe('agent-rx chat: arguments', () => {
     expect(usageError(['--agent', 'claude', '--provider', 'x'])).toBe('--provider is not an option of Claude Code');
     expect(usageError(['--allowed-tools', 'Bash'])).toBe('--allowed-tools is not an option of pi');
     expect(usageError(['hello'])).toContain('chat takes no prompt argument');
-    expect(usageError(['--timeout', '5s'])).toContain("Unknown option '--timeout'");
+    expect(usageError(['--timeout', '5s'])).toBe('unknown option --timeout');
   });
 
   it('exits 2 on a usage error: an unknown agent', async () => {
