@@ -19,7 +19,8 @@ the editor gives. Nothing else is written to stdout; diagnostics go to stderr. W
 closes the connection, or on SIGINT, SIGTERM or SIGHUP, every agent process is stopped.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi)
   --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --executable <path>     the agent executable (default: the agent's own, on PATH)

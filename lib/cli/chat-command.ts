@@ -21,7 +21,8 @@ ends at the end of the input. Exit code: 0 when the session completed, 1 when it
 usage error.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi)
   --provider <name>       pi's provider
   --model <id>            the model
   --cwd <dir>             where the agent works (default: here)

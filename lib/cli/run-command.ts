@@ -23,8 +23,9 @@ completed, 1 when it failed (a time limit that ran out included), 2 on a usage e
 143 or 129; a second signal ends at once.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi; for --replay, the agent
-                          whose output the recording's first lines are, else pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi; for --replay, the agent whose output the
+                          recording's first lines are, else pi)
   --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}

@@ -28,14 +28,68 @@ function cli(args: readonly string[]): Promise<CliResult> {
   });
 }
 
+/**
+ * Where a help text's description column is broken: in every paragraph, the lines with a term and
+ * a description (two or more spaces between them) and the lines that continue a description must
+ * start their description at one column. A continuation may go deeper only inside a bracket that
+ * the description opened (the worker's JSON example). One problem per line, with its line number.
+ */
+function alignmentProblems(text: string): string[] {
+  const problems: string[] = [];
+  const lines = text.split('\n');
+  let column: number | undefined;
+  let open = 0;
+  lines.forEach((line, index) => {
+    const at = `line ${index + 1} (${JSON.stringify(line)})`;
+    if (line.trim() === '') {
+      column = undefined;
+      return;
+    }
+    const entry = /^(\s*\S.*?\S?)( {2,})(\S.*)$/.exec(line);
+    const indent = line.length - line.trimStart().length;
+    if (entry !== null && indent < 3) {
+      const start = (entry[1] ?? '').length + (entry[2] ?? '').length;
+      if (column !== undefined && start !== column) problems.push(`${at}: its description starts at column ${start}, not ${column}`);
+      column ??= start;
+      open = depth(entry[3] ?? '');
+    } else if (indent >= 3 && column !== undefined) {
+      const nested = open > 0 && indent > column;
+      if (indent !== column && !nested) problems.push(`${at}: it continues a description at column ${indent}, not ${column}`);
+      open += depth(line);
+    } else if (entry !== null && indent >= 3) {
+      // A paragraph's first two-column line may be indented (the second `usage:` line).
+      column = (entry[1] ?? '').length + (entry[2] ?? '').length;
+      open = depth(entry[3] ?? '');
+    } else {
+      open = 0;
+    }
+  });
+  return problems;
+}
+
+// How many brackets `text` leaves open.
+function depth(text: string): number {
+  return (text.match(/[{[]/g)?.length ?? 0) - (text.match(/[}\]]/g)?.length ?? 0);
+}
+
 const COMMANDS = ['run', 'chat', 'acp', 'worker'] as const;
 
 describe('agent-rx --help', () => {
-  it.each([['agent-rx', ''], ...COMMANDS.map((command) => [`agent-rx ${command}`, command])])('%s --help: the whole help on stdout, exit 0', async (name, command) => {
+  it('finds a description out of column, and a continuation out of column, and lets a nested one be', () => {
+    const aligned = 'options:\n  --a <x>     does a\n  --bb        does b, and\n              more of b\n  --long-name <value>\n              does c\n';
+    expect(alignmentProblems(aligned)).toEqual([]);
+    expect(alignmentProblems('options:\n  --a <x>     does a\n  --bb         does b\n')).toEqual(['line 3 ("  --bb         does b"): its description starts at column 15, not 14']);
+    expect(alignmentProblems('options:\n  --a <x>     does a, and\n             more\n')).toEqual(['line 3 ("             more"): it continues a description at column 13, not 14']);
+    expect(alignmentProblems('options:\n  --c <f>     a file:\n              { "a": 1,\n                "b": 2 }\n  --d         does d\n')).toEqual([]);
+    expect(alignmentProblems('options:\n  --c <f>     a file:\n              "a": 1,\n                "b": 2\n')).toHaveLength(1);
+  });
+
+  it.each([['agent-rx', ''], ...COMMANDS.map((command) => [`agent-rx ${command}`, command])])('%s --help: the whole help on stdout, exit 0, every description in its column', async (name, command) => {
     const result = await cli(command === '' ? ['--help'] : [command, '--help']);
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     expect(result.stdout).toMatch(command === '' ? /^usage: agent-rx <command>\n/ : new RegExp(`^usage: ${name} `));
     expect(result.stdout.split('\n').length).toBeGreaterThan(8);
+    expect(alignmentProblems(result.stdout)).toEqual([]);
   });
 });
 
