@@ -115,5 +115,5 @@ export * from './browser.js';
 // Process layer
 export { stopAllRuns, activeRunCount } from './process/run-registry.js';
 export { RUN_MARKER_ENV } from './process/run-marker.js';
-export type { ProcessItem, ProcessLine, ProcessLineBytes, ProcessOverlongLine, ProcessStderrLine, ProcessExit, StartFailure, StopCause } from './process/items.js';
+export type { ProcessItem, ProcessLine, ProcessLineBytes, ProcessOverlongLine, ProcessStderrLine, ProcessExit, SpawnProblem, StartFailure, StopCause } from './process/items.js';
 export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';

@@ -5,7 +5,7 @@ import type { PiSessionOptions, RunPiOptions } from '../../lib/index.js';
 
 /** The bundled stand-ins for pi: one run per process (`--mode json`), and many turns on one process (`--mode rpc`). */
 export const REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-replay.mjs', import.meta.url));
-export const RPC_REPLAY_SCRIPT = fileURLToPath(new URL('./pi-rpc-replay.mjs', import.meta.url));
+export const RPC_REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-rpc-replay.mjs', import.meta.url));
 const TRANSCRIPTS = fileURLToPath(new URL('../replay-agent/transcripts/', import.meta.url));
 
 /** The recorded run replayed when no --transcript is given: a tool call between two bits of text. */

@@ -51,8 +51,10 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
   --provider <name>     passed to ${PROVIDER_AGENTS.join(' or ')}
   --model <id>          passed to the agent
   --executable <path>   another executable of the agent, for --real
-  --session             with --real: one agent process for the whole conversation (the agent
-                        remembers it); Stop aborts the running turn, End session ends the process
+  --session             one agent process for the whole conversation; Stop aborts the running
+                        turn, End session ends the process. Offline (pi only): the RPC replay
+                        agent answers every turn with the recording; with --real: the agent
+                        itself, which remembers the conversation
   --fleet <redis-url>   run on agent-rx/fleet workers instead of here (also: AGENT_RX_FLEET):
                         redis://host:port, rediss://…, unix:///path/redis.sock. The workers decide
                         what runs (no --executable; a replay's transcript goes as the model), and
@@ -129,11 +131,14 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (fleet !== undefined && values.executable !== undefined) {
     return { kind: 'usage-error', message: '--executable is for runs on this machine: with --fleet, the workers decide what runs' };
   }
-  // A replay plays one recorded run and exits: there is no interactive agent to keep.
-  if (values.session === true && !real) return { kind: 'usage-error', message: '--session keeps one process of the real agent: add --real (a replay has no interactive agent)' };
+  // Offline, a session is pi's RPC replay agent: the other agents have no interactive replay.
+  if (values.session === true && !real && name !== 'pi') {
+    return { kind: 'usage-error', message: `--session replays pi only (examples/replay-agent/pi-rpc-replay.mjs); for ${AGENTS[name].displayName}, add --real` };
+  }
   if (values.session === true && fleet !== undefined) return { kind: 'usage-error', message: "--session runs the agent here: it does not go with --fleet (the fleet's runs are one-shot)" };
   const onFleet = fleet === undefined ? {} : { fleet };
-  if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet };
+  const inSession = values.session === true ? { session: true as const } : {};
+  if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet, ...inSession };
   const passed = {
     kind: 'real' as const,
     ...(values.model === undefined ? {} : { model: values.model }),
@@ -142,7 +147,7 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   const agent: AgentChoice = takesProvider(name)
     ? { ...passed, agent: name, ...(values.provider === undefined ? {} : { provider: values.provider }) }
     : { ...passed, agent: name };
-  return { kind: 'serve', port, agent, ...onFleet, ...(values.session === true ? { session: true as const } : {}) };
+  return { kind: 'serve', port, agent, ...onFleet, ...inSession };
 }
 
 /**
@@ -164,14 +169,23 @@ export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: 
   if (agent.kind === 'replay') {
     return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
   }
-  return { prompt, ...sessionOptionsFor(agent) };
+  return { prompt, ...realOptionsFor(agent) };
 }
 
-/** What a session of the real agent is given: a run's options, but no prompt (the commands bring them). */
+/** What a session is given: a run's options, but no prompt (the commands bring them). */
 export type WebSessionOptions = Omit<WebRunOptions, 'prompt' | 'executableArgs'>;
 
-// The options of one session of the real agent.
-export function sessionOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessionOptions {
+/**
+ * The options of one session: the RPC replay agent as pi's executable (a transcript is a
+ * "model"; only pi has an interactive replay), or the real agent.
+ */
+export function sessionOptionsFor(agent: AgentChoice, rpcReplayScript: string): WebSessionOptions {
+  if (agent.kind === 'replay') return { executable: rpcReplayScript, model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
+  return realOptionsFor(agent);
+}
+
+// What the real agent is given, in a run or a session.
+function realOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessionOptions {
   return {
     ...('provider' in agent ? { provider: agent.provider } : {}),
     ...(agent.model === undefined ? {} : { model: agent.model }),

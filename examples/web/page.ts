@@ -9,7 +9,8 @@
 // In session mode (`data-mode="session"`) one agent process answers the whole conversation: the
 // first prompt opens a session (GET /session, see sessions.ts), each prompt is a turn (a block),
 // Enter while a turn runs queues the prompt as a follow-up (the next turn), Stop aborts the running
-// turn (the process stays), and End session ends the process.
+// turn (the process stays), and End session ends the process. A session with a `data-recording`
+// is offline: pi's RPC replay agent plays the recording as every turn, and the page says so.
 import type { Subscription } from 'rxjs';
 import { fromAgentEventSource, fromSessionEventSource, isTerminal, type CliMessage, type SessionCommand, type SessionMessage, type TerminalMessage } from '../../lib/browser.js';
 import { resumingEventSource } from './resumable.js';
@@ -29,10 +30,10 @@ const hint = byId('prompt-hint', HTMLElement);
 const status = byId('status', HTMLElement);
 const transcript = byId('transcript', HTMLElement);
 
-/** The recording a replay server plays for every prompt; `null` when the agent itself runs. */
-const recording = app.dataset['mode'] === 'replay' ? (app.dataset['recording'] ?? '') : null;
 /** Whether one agent process answers the whole conversation (the server's session mode). */
 const sessionMode = app.dataset['mode'] === 'session';
+/** The recording a replay server plays for every prompt (or every turn of a session); `null` when the agent itself runs. */
+const recording = app.dataset['mode'] === 'replay' || (sessionMode && (app.dataset['recording'] ?? '') !== '') ? (app.dataset['recording'] ?? '') : null;
 
 /** The run on screen: its subscription, its block, and the fleet's id of it once its stream said it. */
 interface CurrentRun {
@@ -54,7 +55,9 @@ if (sessionMode) {
   banner.hidden = false;
   banner.dataset['kind'] = 'session';
   banner.textContent =
-    'Session mode · one session: the agent remembers the conversation. One agent process answers every prompt until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process.';
+    recording === null
+      ? 'Session mode · one session: the agent remembers the conversation. One agent process answers every prompt until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process.'
+      : `Session mode, offline · one session of pi's RPC replay agent: one process answers every prompt with the recording “${recording}” (it does not read the prompt) until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process. Start the server with --real --session to talk to pi itself.`;
   agentNote.textContent = 'streamed with server-sent events; Stop aborts the running turn, End session or closing the tab ends the agent.';
   hint.textContent = 'Enter sends, Shift+Enter starts a new line. While a turn runs, Enter queues the prompt as a follow-up: the next turn.';
   runButton.textContent = 'Send';

@@ -9,9 +9,11 @@
 // agent-rx/fleet workers instead, and a stream that drops resumes where it stopped: see
 // fleet-runs.ts (who holds a run, when it is cancelled) and resumable.ts (the event ids). Stop is
 // then also a POST /cancel?run=<id>.
-// In session mode (`--session`, or the `session` option; the real agent only, no fleet), one agent
-// process answers the whole conversation: GET /session, POST /session/<id>, POST
-// /session/<id>/end (see sessions.ts). The page says so (`data-mode="session"`).
+// In session mode (`--session`, or the `session` option; no fleet), one agent process answers the
+// whole conversation: GET /session, POST /session/<id>, POST /session/<id>/end (see sessions.ts).
+// Offline it is pi's RPC replay agent (examples/replay-agent/pi-rpc-replay.mjs, every turn a
+// recording); with the real agent, the agent itself. The page says which (`data-mode="session"`,
+// and `data-recording` for the replay).
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +43,7 @@ import { serveSse } from './sse.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-replay.mjs', import.meta.url));
+const RPC_REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-rpc-replay.mjs', import.meta.url));
 const HOST = '127.0.0.1';
 
 export interface WebServerOptions {
@@ -58,7 +61,8 @@ export interface WebServerOptions {
   readonly fleet?: WebFleetOptions;
   /**
    * Session mode: one agent process for the whole conversation (GET /session, POST /session/<id>,
-   * POST /session/<id>/end). Only with the real agent (`agent.kind: 'real'`), not with a fleet.
+   * POST /session/<id>/end): the real agent, or for a replay of pi the RPC replay agent (the other
+   * agents have no interactive replay). Not with a fleet.
    */
   readonly session?: boolean;
   /** Called when a session's process is gone (after its end, or after its stream closed), with its report. */
@@ -77,14 +81,16 @@ export interface WebServer {
 export async function startWebServer(options: WebServerOptions = {}): Promise<WebServer> {
   const agent = options.agent ?? { kind: 'replay', agent: DEFAULT_AGENT, transcript: DEFAULT_TRANSCRIPTS[DEFAULT_AGENT] };
   const log = options.log ?? ((line: string) => process.stdout.write(`${line}\n`));
-  if (options.session === true && agent.kind !== 'real') throw new TypeError('session mode needs the real agent: a replay has no interactive agent');
+  if (options.session === true && agent.kind === 'replay' && agent.agent !== 'pi') {
+    throw new TypeError(`session mode replays pi only (its RPC replay agent): ${AGENTS[agent.agent].displayName} needs the real agent`);
+  }
   if (options.session === true && options.fleet !== undefined) throw new TypeError("session mode runs the agent here: it does not go with a fleet (the fleet's runs are one-shot)");
   const sessions: WebSessions | null =
-    options.session === true && agent.kind === 'real'
+    options.session === true
       ? createWebSessions({
           agentName: AGENTS[agent.agent].displayName,
           log,
-          session: (onStopped) => startSession(agent, { ...sessionOptionsFor(agent), onStopped }),
+          session: (onStopped) => startSession(agent, { ...sessionOptionsFor(agent, RPC_REPLAY_SCRIPT), onStopped }),
           ...(options.onSessionStopped === undefined ? {} : { onStopped: options.onSessionStopped }),
         })
       : null;
@@ -256,9 +262,9 @@ function runAgent(agent: AgentChoice, options: WebRunOptions & { readonly onStop
   return AGENTS[agent.agent].run(options);
 }
 
-// One session of the real agent, through its entry in the table.
+// One session of the chosen agent (a replay: pi's, on its RPC replay agent), through its entry in the table.
 function startSession(
-  agent: Extract<AgentChoice, { kind: 'real' }>,
+  agent: AgentChoice,
   options: WebSessionOptions & { readonly onStopped: (report: StopReport) => void },
 ): (commands: Observable<SessionCommand>) => Observable<SessionMessage> {
   return AGENTS[agent.agent].session(options);

@@ -1,13 +1,15 @@
 // `agent-rx acp --agent <name> [options]`: an agent served as an Agent Client Protocol agent on
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
+import { map } from 'rxjs';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
 import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
+import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
 import { onStopSignals } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, parseArgsProblem } from './usage.js';
 
 export const ACP_USAGE = `usage: agent-rx acp --agent <${AGENT_NAMES.join('|')}> [options]
 
@@ -17,7 +19,8 @@ the editor gives. Nothing else is written to stdout; diagnostics go to stderr. W
 closes the connection, or on SIGINT, SIGTERM or SIGHUP, every agent process is stopped.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi)
   --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --executable <path>     the agent executable (default: the agent's own, on PATH)
@@ -45,7 +48,7 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
     const { cwd: _cwd, 'no-color': _color, ...options } = AGENT_OPTIONS;
     parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values } = parsed;
   if (values.help) return { kind: 'help' };
@@ -54,7 +57,11 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const factory = AGENTS[agent].session as (options: ChatSessionOptions) => ReturnType<AcpSessionFactory>;
-  const session: AcpSessionFactory = (request) => factory({ ...options, cwd: request.cwd });
+  // What the editor shows of a failure speaks in this command's flags, as the command line does.
+  const session: AcpSessionFactory = (request) => {
+    const built = factory({ ...options, cwd: request.cwd });
+    return (commands) => commands.pipe(built, map(inFlagWords));
+  };
   // Build once now, so that invalid options are reported as usage errors, not at the first session.
   try {
     session({ cwd: process.cwd(), mcpServers: [] });

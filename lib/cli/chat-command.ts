@@ -4,8 +4,10 @@ import { map, type OperatorFunction } from 'rxjs';
 import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
-import { directoryProblem, withFlagHint } from './checks.js';
+import { directoryProblem } from './checks.js';
+import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
+import { parseArgsProblem } from './usage.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
@@ -19,7 +21,8 @@ ends at the end of the input. Exit code: 0 when the session completed, 1 when it
 usage error.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>  which agent CLI (default pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi)
   --provider <name>       pi's provider
   --model <id>            the model
   --cwd <dir>             where the agent works (default: here)
@@ -94,7 +97,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
       },
     });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
@@ -114,7 +117,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   } catch (error) {
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
-  const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(withFlagHint));
+  const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(inFlagWords));
   const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
   return {
     kind: 'chat',

@@ -8,11 +8,12 @@ import { colorEnabled, isTerminalStream } from './ansi.js';
 import { acp } from './acp-command.js';
 import { worker } from './worker-command.js';
 import { chat } from './chat.js';
+import { inFlagWords } from './flag-words.js';
 import { createRenderer, renderIntro } from './render.js';
 import { describeRun, parseRunArgs, RUN_USAGE, type RunRequest } from './run-command.js';
 import { Spinner } from './spinner.js';
 import { onStopSignals } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, usageErrorText } from './usage.js';
 
 const USAGE = `usage: agent-rx <command>
 
@@ -45,7 +46,7 @@ if (command === '--version' || command === '-v') {
 } else if (command === 'worker') {
   worker(rest);
 } else {
-  process.stderr.write(`agent-rx: unknown command ${JSON.stringify(command)}\n\n${USAGE}`);
+  process.stderr.write(usageErrorText('agent-rx', `unknown command ${JSON.stringify(command)}`));
   process.exitCode = 2;
 }
 
@@ -68,13 +69,14 @@ async function run(argv: readonly string[]): Promise<void> {
 
   if (!request.json) out(`${renderIntro(`agent-rx · ${describeRun(request)}`, request.prompt, { color })}\n`);
   spinner?.start(`waiting for ${request.agent}`);
+  // `--json` prints the library's messages as they are (data); the rendering speaks in flags.
   const show = (message: CliMessage): void => {
     if (request.json) {
       out(`${JSON.stringify(message)}\n`);
       return;
     }
     spinner?.stop();
-    out(renderer.render(message, elapsed()));
+    out(renderer.render(inFlagWords(message), elapsed()));
     // Between outputs that leave the cursor at a line start, say what is being waited for.
     if (message.type === 'tool.call' || message.type === 'tool.update') spinner?.start(`running ${message.name}`);
     else if (message.type !== 'assistant' && !isTerminal(message)) spinner?.start(`waiting for ${request.agent}`);

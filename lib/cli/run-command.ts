@@ -1,16 +1,17 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { map, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
-import { directoryProblem, withFlagHint } from './checks.js';
+import { directoryProblem } from './checks.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
+import { parseArgsProblem } from './usage.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
        agent-rx run [options] -        the prompt read from stdin (read too when no prompt is
@@ -22,8 +23,9 @@ completed, 1 when it failed (a time limit that ran out included), 2 on a usage e
 143 or 129; a second signal ends at once.
 
 options:
-  --agent <${AGENT_NAMES.join('|')}>     which agent CLI (default pi; for --replay, the agent
-                          whose output the recording's first lines are, else pi)
+  --agent <${AGENT_NAMES.join('|')}>
+                          which agent CLI (default pi; for --replay, the agent whose output the
+                          recording's first lines are, else pi)
   --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
   --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
@@ -135,7 +137,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
       },
     });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
   const { values, positionals } = parsed;
   if (values.help) return { kind: 'help' };
@@ -240,7 +242,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
   }
   const built = source;
-  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: () => built().pipe(map(withFlagHint)) } as const;
+  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: built } as const;
   return notice === undefined ? run : { ...run, notice };
 }
 

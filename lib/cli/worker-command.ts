@@ -8,7 +8,7 @@ import type { RunServer, ServeRunsOptions, WorkerAgents, WorkerRunEvent } from '
 import { parseDuration } from './duration.js';
 import { joinDashValues } from './run-command.js';
 import { STOP_SIGNALS } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, parseArgsProblem } from './usage.js';
 
 export const WORKER_USAGE = `usage: agent-rx worker --redis <url> [options]
 
@@ -111,7 +111,7 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
       },
     }));
   } catch (error) {
-    return usageError(error instanceof Error ? error.message : String(error));
+    return usageError(parseArgsProblem(error));
   }
   if (values.help) return { kind: 'help' };
   let config: Config = {};

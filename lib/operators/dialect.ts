@@ -32,7 +32,7 @@ export type Conclusion =
 export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> {
   /** The agent's name in diagnostics, e.g. `pi`. */
   readonly name: string;
-  /** Added to the message when the executable cannot be started, e.g. how to install it. */
+  /** Added to the message when the executable, looked up on PATH, was not found there runnable: how to install it. */
   readonly installHint?: string;
   /** Makes the state of one run: called once per subscription. */
   createState(): S;

@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { CliMessage, TerminalFailed, TerminalMessage, Timeout } from '../messages.js';
 import type { Conclusion, MessageMapping } from './dialect.js';
+import type { StartFailure } from '../process/items.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
@@ -9,8 +10,9 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * become `assistant` and `assistant.thought`, and the exit item becomes exactly one terminal
  * message, decided by precedence:
  *
- * 1. the run could not start → `terminal.failed` `spawn` (the executable; with the dialect's install
- *    hint for ENOENT and EACCES) or `setup` (what was prepared before the process, or a recording);
+ * 1. the run could not start → `terminal.failed` `spawn` (the executable: a path that does not exist
+ *    or is not executable says so; the dialect's install hint only for a program not found on PATH)
+ *    or `setup` (what was prepared before the process, or a recording);
  * 2. the library stopped it while it was listened to → `stopped` (`stopAllRuns()`) or `timeout`
  *    (`timeoutMs`, `idleTimeoutMs`), whatever the agent printed before it was stopped;
  * 3. killed by a signal, or a non-zero exit that the agent did not explain → `terminal.failed`
@@ -117,13 +119,12 @@ export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<
   const name = dialect.name;
   const start = exit.startError;
   if (start !== null) {
-    // The code once; the first line of the error; the install hint only where the executable is missing or not runnable.
+    // The code once; the first line of the error.
     const first = (start.message.split('\n')[0] ?? '').replace(/\.$/, '');
     const detail = first.includes(start.code) ? first : `${start.code}: ${first}`;
     if (start.stage === 'setup') return failure(dialect, state, exit, 'setup', `the ${name} run could not be prepared: ${detail}`);
     if (start.stage === 'input') return failure(dialect, state, exit, 'setup', `the ${name} run's input could not be read: ${detail}`);
-    const hint = dialect.installHint !== undefined && (start.code === 'ENOENT' || start.code === 'EACCES') ? ` ${dialect.installHint}` : '';
-    return failure(dialect, state, exit, 'spawn', `${name} could not be started: ${detail}.${hint}`);
+    return failure(dialect, state, exit, 'spawn', `${name} could not be started: ${cannotStart(start, detail, dialect.installHint)}`);
   }
   const stopped = exit.stoppedBy;
   if (stopped !== undefined) {
@@ -157,6 +158,36 @@ export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<
     return failure(dialect, state, exit, 'invalid-output', `${conclusion.message}; ${count} line(s) of output were not understood${example}`);
   }
   return failure(dialect, state, exit, 'missing-terminal', conclusion.message);
+}
+
+/**
+ * Why a program could not be started, in words: what the file system showed (a path that does
+ * not exist, a file that is not executable, a missing working directory), else the error itself;
+ * the install hint only for a program looked up on PATH, not for a path the caller gave.
+ */
+function cannotStart(start: StartFailure, detail: string, installHint: string | undefined): string {
+  const problem = start.problem;
+  switch (problem?.kind) {
+    case 'not-on-path':
+      return `${detail}.${installHint === undefined ? '' : ` ${installHint}`}`;
+    case 'missing':
+      return `${problem.path} does not exist (${start.code}).`;
+    case 'not-executable':
+      return `${problem.path} is not executable (${start.code}); \`chmod +x ${shellWord(problem.path)}\` makes it so.`;
+    case 'directory':
+      return `${problem.path} is a directory, not a program (${start.code}).`;
+    case 'missing-cwd':
+      return `its working directory ${problem.cwd} does not exist (${start.code}).`;
+    case 'cwd-not-directory':
+      return `its working directory ${problem.cwd} is not a directory (${start.code}).`;
+    case undefined:
+      return `${detail}.`;
+  }
+}
+
+// A path as one word for a POSIX shell: single-quoted when it has anything a shell would read.
+function shellWord(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
 }
 
 /** What ran out, in words: `the pi run took longer than timeoutMs (500 ms)`. */

@@ -49,7 +49,25 @@ export interface StartFailure {
   /** The error code (`ENOENT`, …), or a code the library names (`ESETUP`). */
   readonly code: string;
   readonly message: string;
+  /**
+   * What the file system says is wrong, for a spawn that failed with ENOENT, EACCES or ENOTDIR;
+   * absent when it cannot tell (say, a script whose `#!` interpreter is missing).
+   */
+  readonly problem?: SpawnProblem;
 }
+
+/**
+ * Why a program could not be started, as the file system shows it:
+ * - `not-on-path`: a program name (no folder in it), looked up on PATH and not found there
+ *   runnable;
+ * - `missing`, `not-executable`, `directory`: a path to the program (absolute, or resolved against
+ *   the run's `cwd`) that does not exist, is a file without execute permission, or is a directory;
+ * - `missing-cwd`, `cwd-not-directory`: the run's `cwd`, whatever the program.
+ */
+export type SpawnProblem =
+  | { readonly kind: 'not-on-path'; readonly program: string }
+  | { readonly kind: 'missing' | 'not-executable' | 'directory'; readonly path: string }
+  | { readonly kind: 'missing-cwd' | 'cwd-not-directory'; readonly cwd: string };
 
 /**
  * Why the library stopped a run that a subscriber still listens to: the host called

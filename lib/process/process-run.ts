@@ -9,6 +9,7 @@ import { RunTree } from './run-tree.js';
 import { sendSignal } from './signals.js';
 import { readOutput, type OutputFrame } from './read-output.js';
 import { spawnRoot, type Subprocess } from './spawn.js';
+import { withSpawnProblem } from './spawn-problem.js';
 import { spawnPacer } from './spawn-pacer.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
@@ -104,7 +105,7 @@ class Run implements TrackedRun, ProcessRun {
     this.#limits = startTimeLimits(options, (cause) => {
       this.stop(cause);
     });
-    this.#readOutput(subprocess, this.groupId);
+    this.#readOutput(subprocess, this.groupId, command);
     const stdin = options.stdin;
     if (isObservable(stdin) && subprocess.stdin !== null) {
       this.#stdinFeed = feedStdin(subprocess.stdin, stdin, (message) => this.#errors.push(message));
@@ -138,7 +139,7 @@ class Run implements TrackedRun, ProcessRun {
     return this.#tree?.targetsNow(table, !this.#machine.rootExited) ?? { pids: [], group: null };
   }
 
-  #readOutput(subprocess: Subprocess, pid: number | null): void {
+  #readOutput(subprocess: Subprocess, pid: number | null, command: string): void {
     readOutput(subprocess, pid, this.#options, {
       listening: () => this.#listener !== null,
       frame: (frame) => this.#listener?.frame(frame),
@@ -152,6 +153,7 @@ class Run implements TrackedRun, ProcessRun {
         this.#listener?.exit({
           kind: 'exit',
           ...end,
+          startError: end.startError === null ? null : withSpawnProblem(end.startError, command, this.#options.cwd),
           pid,
           durationMs: performance.now() - this.#startedAt,
           ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),

@@ -19,7 +19,7 @@ describe('agent-rx acp: arguments', () => {
     ['a flag of another agent', ['--agent', 'pi', '--allowed-tools', 'Bash'], '--allowed-tools is not an option of pi'],
     ['a bad duration', ['--grace', '-5'], "--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'"],
     ['an invalid option of the agent', ['--agent', 'gemini', '--approval-mode', 'reckless'], 'approvalMode must be one of'],
-    ['a positional argument', ['hello'], 'Unexpected argument'],
+    ['a positional argument', ['hello'], 'unexpected argument hello: this command takes options only'],
   ])('reports %s as a usage error', (_name, argv, message) => {
     const request = parseAcpArgs(argv);
     expect(request.kind).toBe('usage-error');

@@ -85,14 +85,12 @@ describe('agent-rx chat: arguments', () => {
     expect(usageError(['--agent', 'claude', '--provider', 'x'])).toBe('--provider is not an option of Claude Code');
     expect(usageError(['--allowed-tools', 'Bash'])).toBe('--allowed-tools is not an option of pi');
     expect(usageError(['hello'])).toContain('chat takes no prompt argument');
-    expect(usageError(['--timeout', '5s'])).toContain("Unknown option '--timeout'");
+    expect(usageError(['--timeout', '5s'])).toBe('unknown option --timeout');
   });
 
   it('exits 2 on a usage error: an unknown agent', async () => {
     const unknown = await cli(['chat', '--agent', 'gpt']);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain('agent-rx chat: --agent must be one of pi, claude, codex, gemini; got gpt');
-    expect(unknown.stderr).toContain('--queue');
+    expect(unknown).toEqual({ code: 2, stdout: '', stderr: "agent-rx chat: --agent must be one of pi, claude, codex, gemini; got gpt\nsee 'agent-rx chat --help'\n" });
     const help = await cli(['chat', '--help']);
     expect({ code: help.code, usage: help.stdout }).toEqual({ code: 0, usage: CHAT_USAGE });
   });

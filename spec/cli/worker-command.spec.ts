@@ -52,7 +52,7 @@ describe('agent-rx worker: its arguments', () => {
     [['--redis', 'r', '--executable', 'claude=/x'], /this worker does not run claude/],
     [['--redis', 'r', '--drain', 'soon'], /--drain must be a duration/],
     [['--redis', 'r', '--heartbeat', '0'], /--heartbeat must be a duration/],
-    [['--redis', 'r', 'extra'], /Unexpected argument/],
+    [['--redis', 'r', 'extra'], /^unexpected argument extra: this command takes options only$/],
     [['--config', 'missing.json'], /--config missing.json cannot be read: ENOENT/],
   ])('refuses %j', (argv, message) => {
     const request = parseWorkerArgs(argv, noFile);

@@ -218,8 +218,9 @@ describe('agentOutputToMessages with a dialect defined in a spec', () => {
     });
   });
 
-  it('says how to install it when it cannot be started', async () => {
-    const messages = await run([], toyDialect(), exit({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT' } }));
+  it('says how to install it when it cannot be started from PATH', async () => {
+    const startError = { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT', problem: { kind: 'not-on-path', program: 'toy' } } as const;
+    const messages = await run([], toyDialect(), exit({ exitCode: null, pid: null, startError }));
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatchObject({ type: 'terminal.failed', reason: 'spawn' });
     expect(messages[0]?.type === 'terminal.failed' ? messages[0].message : '').toMatch(/Install toy with your package manager\.$/);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { from, Subject } from 'rxjs';
-import { mapToCliMessage, type Conclusion, type MessageMapping, type PipelineItem, type TerminalFailed } from '../../lib/index.js';
+import { mapToCliMessage, type Conclusion, type MessageMapping, type PipelineItem, type StartFailure, type TerminalFailed } from '../../lib/index.js';
 import { ev, exit, runExit, scheduler, terminalFailed, text } from '../helpers/items.js';
 
 // A toy dialect: `say` → assistant text; `done` concludes with success; `oops` → an agent error.
@@ -62,12 +62,48 @@ describe('mapToCliMessage', () => {
     });
   });
 
-  it('reports a spawn failure first, with the install hint', () => {
+  it('reports a spawn failure first, with the install hint for a program looked up on PATH', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT' } }) });
+      const startError = { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT', problem: { kind: 'not-on-path', program: 'toy' } } as const;
+      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, startError }) });
       expectObservable(source.pipe(mapToCliMessage(toy))).toBe('-(x|)', {
         x: failed({ reason: 'spawn', exitCode: null, message: 'toy could not be started: spawn toy ENOENT. Install toy.' }),
       });
+    });
+  });
+
+  it.each<[string, StartFailure, string]>([
+    [
+      'a path that does not exist',
+      { stage: 'spawn', code: 'ENOENT', message: 'spawn /opt/toy ENOENT', problem: { kind: 'missing', path: '/opt/toy' } },
+      'toy could not be started: /opt/toy does not exist (ENOENT).',
+    ],
+    [
+      'a file that is not executable',
+      { stage: 'spawn', code: 'EACCES', message: 'spawn /opt/toy.mjs EACCES', problem: { kind: 'not-executable', path: '/opt/toy.mjs' } },
+      'toy could not be started: /opt/toy.mjs is not executable (EACCES); `chmod +x /opt/toy.mjs` makes it so.',
+    ],
+    [
+      'a file that is not executable, its path quoted for the shell',
+      { stage: 'spawn', code: 'EACCES', message: "spawn /opt/it's toy EACCES", problem: { kind: 'not-executable', path: "/opt/it's toy" } },
+      "toy could not be started: /opt/it's toy is not executable (EACCES); `chmod +x '/opt/it'\\''s toy'` makes it so.",
+    ],
+    ['a directory', { stage: 'spawn', code: 'EACCES', message: 'spawn /opt EACCES', problem: { kind: 'directory', path: '/opt' } }, 'toy could not be started: /opt is a directory, not a program (EACCES).'],
+    [
+      'a working directory that does not exist',
+      { stage: 'spawn', code: 'ENOENT', message: 'spawn toy ENOENT', problem: { kind: 'missing-cwd', cwd: '/nowhere' } },
+      'toy could not be started: its working directory /nowhere does not exist (ENOENT).',
+    ],
+    [
+      'a working directory that is a file',
+      { stage: 'spawn', code: 'ENOTDIR', message: 'spawn toy ENOTDIR', problem: { kind: 'cwd-not-directory', cwd: '/etc/hosts' } },
+      'toy could not be started: its working directory /etc/hosts is not a directory (ENOTDIR).',
+    ],
+    ['nothing the file system shows (a missing #! interpreter)', { stage: 'spawn', code: 'ENOENT', message: 'spawn /opt/toy.mjs ENOENT' }, 'toy could not be started: spawn /opt/toy.mjs ENOENT.'],
+  ])('reports a spawn failure for %s as that, without the install hint', (_name, startError, message) => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>('-x|', { x: runExit({ exitCode: null, pid: null, startError }) });
+      expectObservable(source.pipe(mapToCliMessage(toy))).toBe('-(x|)', { x: failed({ reason: 'spawn', exitCode: null, message }) });
     });
   });
 

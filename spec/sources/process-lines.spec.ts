@@ -121,8 +121,25 @@ describe('processLines: spawn failures are items, not errors', () => {
   it('gives an exit item with ENOENT for a missing command', async () => {
     const items = await collect(processLines('agent-rx-no-such-command', ['--help']));
     expect(items).toHaveLength(1);
-    expect(exitOf(items)).toMatchObject({ exitCode: null, signal: null, pid: null, startError: { stage: 'spawn', code: 'ENOENT' } });
+    expect(exitOf(items)).toMatchObject({
+      exitCode: null,
+      signal: null,
+      pid: null,
+      startError: { stage: 'spawn', code: 'ENOENT', problem: { kind: 'not-on-path', program: 'agent-rx-no-such-command' } },
+    });
     expect(activeRunCount()).toBe(0);
+  });
+
+  it('gives an exit item with ENOENT for a path that does not exist, and says the path is missing', async () => {
+    const missing = join(tmpdir(), `agent-rx-missing-${randomUUID()}`, 'agent');
+    const exit = exitOf(await collect(processLines(missing)));
+    expect(exit.startError).toMatchObject({ stage: 'spawn', code: 'ENOENT', problem: { kind: 'missing', path: missing } });
+  });
+
+  it('says which folder is missing when the run folder does not exist', async () => {
+    const gone = join(tmpdir(), `agent-rx-missing-${randomUUID()}`);
+    const exit = exitOf(await collect(processLines(node, ['-e', ''], { cwd: gone })));
+    expect(exit.startError).toMatchObject({ stage: 'spawn', problem: { kind: 'missing-cwd', cwd: gone } });
   });
 
   it('gives an exit item with EACCES for a file that is not executable', async () => {
@@ -134,6 +151,7 @@ describe('processLines: spawn failures are items, not errors', () => {
     const exit = exitOf(await collect(processLines(script)));
     expect(exit.startError?.code).toBe('EACCES');
     expect(exit.startError?.message).toContain(script);
+    expect(exit.startError?.problem).toEqual({ kind: 'not-executable', path: script });
   });
 
   it('throws a TypeError at call time for a stderrLines that is not a boolean', () => {

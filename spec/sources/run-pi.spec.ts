@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, isTerminal, runPi, stopAllRuns, type CliMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
+import { lastValueFrom, of, toArray } from 'rxjs';
+import { CliMessageSchema, isTerminal, piSession, runPi, stopAllRuns, type CliMessage, type SessionCommand, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { answerOf, replay, transcriptFacts } from '../helpers/pi-transcripts.js';
 import { fixture, isAlive } from '../helpers/processes.js';
@@ -148,6 +148,52 @@ describe('runPi: exact streams', () => {
       expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
       expect(messages.at(-1)).toMatchObject({ sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
     }
+  });
+});
+
+describe('runPi and piSession: a pi that cannot be started', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'agent-rx-executable-'));
+  const notExecutable = join(dir, 'pi-replay.mjs');
+  const missing = join(dir, 'no-such-pi');
+  writeFileSync(notExecutable, readFileSync(fileURLToPath(new URL('../../examples/replay-agent/pi-replay.mjs', import.meta.url))));
+  chmodSync(notExecutable, 0o644);
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const runFailure = async (options: { readonly executable: string; readonly env?: Readonly<Record<string, string>> }): Promise<string> => {
+    const messages = await lastValueFrom(runPi({ prompt: 'x', ...options }).pipe(toArray()));
+    expect(messages).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'spawn', exitCode: null })]);
+    return (messages[0] as TerminalFailed).message;
+  };
+  const sessionFailure = async (options: { readonly executable: string; readonly env?: Readonly<Record<string, string>> }): Promise<string> => {
+    const messages = await lastValueFrom(of<SessionCommand>({ type: 'prompt', text: 'x' }).pipe(piSession(options), toArray()));
+    const terminal = messages.find(isTerminal);
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'spawn' });
+    return (terminal as TerminalFailed).message;
+  };
+
+  it.each([
+    ['a run', runFailure],
+    ['a session', sessionFailure],
+  ])('%s on a file that is not executable says so, and how to make it so; no install hint', async (_name, failure) => {
+    expect(await failure({ executable: notExecutable })).toBe(`pi could not be started: ${notExecutable} is not executable (EACCES); \`chmod +x ${notExecutable}\` makes it so.`);
+  });
+
+  it.each([
+    ['a run', runFailure],
+    ['a session', sessionFailure],
+  ])('%s on a path that does not exist says so; no install hint', async (_name, failure) => {
+    expect(await failure({ executable: missing })).toBe(`pi could not be started: ${missing} does not exist (ENOENT).`);
+  });
+
+  it.each([
+    ['a run', runFailure],
+    ['a session', sessionFailure],
+  ])('%s of pi looked up on a PATH without it says how to install it', async (_name, failure) => {
+    expect(await failure({ executable: 'pi', env: { PATH: dir } })).toBe(
+      'pi could not be started: spawn pi ENOENT. Install pi with `npm install -g @mariozechner/pi-coding-agent`, or pass `executable`.',
+    );
   });
 });
 

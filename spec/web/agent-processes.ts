@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { readProcessTable } from '../../lib/process/process-table.js';
 
-/** Live processes started by this (test) process that run the replay agent. */
-export async function replayAgentsOfThisProcess(): Promise<number[]> {
+/** Live processes started by this (test) process that run the replay agent (`script`: the one-shot one by default). */
+export async function replayAgentsOfThisProcess(script: 'pi-replay.mjs' | 'pi-rpc-replay.mjs' = 'pi-replay.mjs'): Promise<number[]> {
   const { entries } = await readProcessTable();
-  return entries.filter((entry) => entry.ppid === process.pid && !entry.zombie && commandLine(entry.pid).includes('pi-replay.mjs')).map((entry) => entry.pid);
+  return entries.filter((entry) => entry.ppid === process.pid && !entry.zombie && commandLine(entry.pid).includes(`/${script}`)).map((entry) => entry.pid);
 }
 
 /**

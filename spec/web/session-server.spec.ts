@@ -161,8 +161,10 @@ describe('examples/web/server.ts in session mode', () => {
     expect(pids.filter(isAlive)).toEqual([]);
   }, 60_000);
 
-  it('refuses session mode for a replay or a fleet', async () => {
-    await expect(startWebServer({ session: true, log: () => undefined })).rejects.toThrow('session mode needs the real agent');
+  it('refuses session mode for a replay of an agent other than pi, or a fleet', async () => {
+    await expect(startWebServer({ session: true, agent: { kind: 'replay', agent: 'claude', transcript: 'claude-tool-partial' }, log: () => undefined })).rejects.toThrow(
+      'session mode replays pi only (its RPC replay agent): Claude Code needs the real agent',
+    );
     await expect(startWebServer({ session: true, agent: { kind: 'real', agent: 'pi' }, fleet: { connection: 'redis://127.0.0.1:1' }, log: () => undefined })).rejects.toThrow(
       'it does not go with a fleet',
     );
@@ -170,9 +172,12 @@ describe('examples/web/server.ts in session mode', () => {
 });
 
 describe('parseWebArgs --session', () => {
-  it('keeps one process of the real agent, and not for a replay or a fleet', () => {
+  it('keeps one process of the real agent, or offline of pi’s RPC replay agent; not for another agent’s replay or a fleet', () => {
     expect(parseWebArgs(['--real', '--session'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'pi' }, session: true });
-    expect(parseWebArgs(['--session'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('--session keeps one process of the real agent: add --real') });
+    expect(parseWebArgs(['--session'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: 'tool_call_then_text' }, session: true });
+    expect(parseWebArgs(['--session', '--transcript', 'text'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: 'text' }, session: true });
+    expect(parseWebArgs(['--session', '--agent', 'codex'], {})).toMatchObject({ kind: 'usage-error', message: '--session replays pi only (examples/replay-agent/pi-rpc-replay.mjs); for Codex, add --real' });
+    expect(parseWebArgs(['--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('does not go with --fleet') });
     expect(parseWebArgs(['--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('does not go with --fleet') });
   });
 });

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // A stand-in for `pi --mode rpc` that needs no network, no API key and no pi: one process, many
-// turns. Each `prompt` replays a recorded pi 0.73.1 run (examples/replay-agent/transcripts/<--model>.jsonl,
-// default tool_call_then_text) as that turn, with the prompt as its user message, at the pace of
-// examples/replay-agent/pi-replay.mjs ($PI_REPLAY_STARTUP_MS, default 400; $PI_REPLAY_SPEED
-// multiplies every delay, default 1, 0 = no delays).
+// turns. Each `prompt` replays a recorded pi 0.73.1 run (transcripts/<--model>.jsonl, default
+// tool_call_then_text) as that turn, with the prompt as its user message, at the pace of
+// pi-replay.mjs ($PI_REPLAY_STARTUP_MS, default 400; $PI_REPLAY_SPEED multiplies every delay,
+// default 1, 0 = no delays). The offline session agent of `agent-rx chat` and `agent-rx acp`
+// (`--executable examples/replay-agent/pi-rpc-replay.mjs`), the web example's `--session` and the
+// Nest example's sessions.
 //
 //   pi-rpc-replay.mjs --mode rpc --model <transcript name> [pi flags...]
 //
@@ -16,9 +18,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { delayBefore } from '../replay-agent/pacing.mjs';
+import { delayBefore } from './pacing.mjs';
 
-const TRANSCRIPTS = fileURLToPath(new URL('../replay-agent/transcripts/', import.meta.url));
+const TRANSCRIPTS = fileURLToPath(new URL('./transcripts/', import.meta.url));
 const DEFAULT_TRANSCRIPT = 'tool_call_then_text';
 
 process.on('SIGTERM', () => process.exit(143));
