@@ -36,9 +36,16 @@ export class AgentRunComponent {
     this.stop();
     this.answer.set('');
     this.error.set(null);
+    // Text after a tool is the model's next message: a paragraph of its own.
+    let afterTool = false;
     // Unsubscribing (Stop, or takeUntilDestroyed when the view goes) closes the EventSource, and the server stops the agent.
     this.subscription = this.agent.run(prompt).pipe(takeUntilDestroyed(this.destroyRef)).subscribe((message) => {
-      if (message.type === 'assistant') this.answer.update((text) => text + message.text);
+      if (message.type.startsWith('tool.')) afterTool ||= this.answer() !== '';
+      if (message.type === 'assistant' && message.text !== '') {
+        const gap = afterTool ? '\n\n' : '';
+        afterTool = false;
+        this.answer.update((text) => text + gap + message.text);
+      }
       if (message.type === 'terminal.failed') this.error.set(message.message);
     });
   }

@@ -75,6 +75,8 @@ interface TurnView {
   readonly turn: number;
   readonly prompt: string;
   readonly answer: string;
+  /** A tool ran after the answer's text: the next text is the model's next message, a paragraph of its own. */
+  readonly afterTool: boolean;
   readonly outcome: string | null;
 }
 
@@ -142,10 +144,16 @@ export class AgentSessionComponent {
     switch (message.type) {
       case 'turn.started':
         this.running.set(true);
-        this.turns.update((turns) => [...turns, { turn: message.turn, prompt: message.prompt, answer: '', outcome: null }]);
+        this.turns.update((turns) => [...turns, { turn: message.turn, prompt: message.prompt, answer: '', afterTool: false, outcome: null }]);
         return;
       case 'assistant':
-        this.updateTurn((turn) => ({ ...turn, answer: turn.answer + message.text }));
+        if (message.text !== '') this.updateTurn((turn) => ({ ...turn, answer: turn.answer + (turn.afterTool ? '\n\n' : '') + message.text, afterTool: false }));
+        return;
+      case 'tool.call':
+      case 'tool.update':
+      case 'tool.completed':
+      case 'tool.failed':
+        this.updateTurn((turn) => ({ ...turn, afterTool: turn.afterTool || turn.answer !== '' }));
         return;
       case 'turn.completed':
       case 'turn.failed':
@@ -162,7 +170,7 @@ export class AgentSessionComponent {
         this.session.set(null);
         return;
       default:
-      // the other messages (tools, thinking, input.accepted) are left out of this small view
+      // the other messages (thinking, input.accepted) are left out of this small view
     }
   }
 

@@ -1,5 +1,6 @@
 import { defer, fromEvent, isObservable, map, NEVER, reduce, takeUntil, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
 import { isTerminal, type CliMessage, type TerminalCompleted, type TerminalFailed, type TerminalMessage, type Usage } from '../messages.js';
+import { AnswerText } from './answer-text.js';
 import { isObject, property, shown } from './validate.js';
 
 /** Where a tool call stands: `running` until its `tool.completed` (`completed`) or `tool.failed` (`failed`). */
@@ -25,10 +26,20 @@ export interface RunToolCall {
 /** What one attempt of a run produced. */
 export interface RunOutput {
   /**
-   * The answer: every `assistant` delta appended, and each `assistant.withdrawn` taken back from
-   * the end, in order (the contract's invariant 3: each character once).
+   * The whole answer, to show or log: the text of every model message of the run, in order, each
+   * character once (every `assistant` delta appended, each `assistant.withdrawn` taken back from
+   * the end), with the messages kept apart by a blank line (`\n\n`, less the line breaks already
+   * there). A new model message begins with the first text after a tool message (`tool.call`,
+   * `tool.update`, `tool.completed`, `tool.failed`) that followed text: "Let me run the
+   * tests.\n\nAll 12 tests pass." Empty messages add nothing; no separator leads or trails.
    */
   readonly text: string;
+  /**
+   * The final answer: the text of the last model message, the one after the run's last tool
+   * call (the whole `text` when no tool ran). Empty when the run's last tool message came after
+   * all its text (a run cut off, or ended at a turn limit, while tools ran).
+   */
+  readonly finalText: string;
   /** Every `assistant.thought` text, in order (each is a turn's whole thinking). */
   readonly thoughts: readonly string[];
   /** One entry per tool call, in the order the calls were first seen. */
@@ -51,7 +62,7 @@ export interface BaseRunResult extends RunOutput {
   readonly usage: Usage | undefined;
   /** How many attempts the run took: 1, plus one for every `run.retrying`. */
   readonly attempts: number;
-  /** The attempts before the last one, in order (empty without retries); `text`, `toolCalls` etc. are the last attempt's. */
+  /** The attempts before the last one, in order (empty without retries); `text`, `finalText`, `toolCalls` etc. are the last attempt's. */
   readonly previousAttempts: readonly RunAttempt[];
 }
 
@@ -89,9 +100,11 @@ export interface IncompleteRunResult extends BaseRunResult {
 export type RunResult = CompletedRunResult | FailedRunResult | IncompleteRunResult;
 
 /**
- * Folds a run into one {@link RunResult}, emitted when the run ends: the answer (`text`), the
- * thoughts, one entry per tool call with its input, status and output, the usage, the session id,
- * and the terminal message itself. For callers who want one result, not a stream.
+ * Folds a run into one {@link RunResult}, emitted when the run ends: the answer (`text`, every
+ * model message kept apart by a blank line, and `finalText`, the last message: the answer after
+ * the last tool call), the thoughts, one entry per tool call with its input, status and output,
+ * the usage, the session id, and the terminal message itself. For callers who want one result,
+ * not a stream.
  *
  * - **At the terminal message** it emits the result and completes, unsubscribing from the source
  *   (anything a source sent after its terminal would break the contract; it is not read). For a
@@ -104,17 +117,18 @@ export type RunResult = CompletedRunResult | FailedRunResult | IncompleteRunResu
  *   `status: 'incomplete'`, `ok: false`, `terminal: undefined`, holding what came before. So
  *   `collectRun()` always emits exactly one value when its source completes, like `toArray()`.
  * - **Unsubscribing** before the end emits nothing (and, for a process source, stops the run).
- * - **Retries**: at each `run.retrying` (from `retryAgentRun`) the failed attempt's text,
- *   thoughts, tool calls, warnings and session id are moved to `previousAttempts`, with the
+ * - **Retries**: at each `run.retrying` (from `retryAgentRun`) the failed attempt's text and
+ *   final text, thoughts, tool calls, warnings and session id are moved to `previousAttempts`, with the
  *   retried failure, and the result's fields start again for the new attempt; `attempts` counts
  *   them. Put `collectRun()` after `retryAgentRun()`.
  *
  * Every subscription folds its own run: nothing is shared between subscribers.
  *
  * ```
- * source:  -s-a-t-u-b-(c|)        s = session.started, a/b = assistant "Hel"/"lo", t = tool.call,
- * result:  -----------(r|)        u = tool.completed, c = terminal.completed, r = the RunResult:
- *                                 { status: 'completed', ok: true, text: 'Hello', toolCalls: [t+u], terminal: c, … }
+ * source:  -s-a-b-t-u-c-d-(e|)    s = session.started, a/b = assistant "Let me ", "look.", t = tool.call,
+ * result:  ---------------(r|)    u = tool.completed, c/d = assistant "Fou", "nd it.", e = terminal.completed,
+ *                                 r = the RunResult: { status: 'completed', ok: true, text: 'Let me look.\n\nFound it.',
+ *                                 finalText: 'Found it.', toolCalls: [t+u], terminal: e, … }
  *
  * source:  -a-r-b-(c|)            r = run.retrying (attempt 2)
  * result:  -------(R|)            R = { text: b, attempts: 2, previousAttempts: [{ text: a, failure: r.failure }], … }
@@ -127,7 +141,7 @@ export type RunResult = CompletedRunResult | FailedRunResult | IncompleteRunResu
  * runPi({ prompt: 'Summarise README.md' })
  *   .pipe(retryAgentRun(), collectRun())
  *   .subscribe((result) => {
- *     if (result.ok) console.log(result.text, result.usage);
+ *     if (result.ok) console.log(result.finalText, result.usage);
  *     else console.error(result.terminal?.message ?? 'the run was cut short');
  *   });
  */
@@ -292,7 +306,7 @@ interface ToolCallState {
 
 // One run's state; `add` updates it and returns it (a `reduce` accumulator).
 class RunFold {
-  #text = '';
+  #answer = new AnswerText();
   #thoughts: string[] = [];
   #toolCalls = new Map<string, ToolCallState>();
   #warnings: string[] = [];
@@ -307,16 +321,17 @@ class RunFold {
         this.#sessionId = message.sessionId;
         break;
       case 'assistant':
-        this.#text += message.text;
+        this.#answer.append(message.text);
         break;
       case 'assistant.withdrawn':
         // The answer so far ends with the withdrawn text.
-        this.#text = this.#text.slice(0, Math.max(0, this.#text.length - message.text.length));
+        this.#answer.withdraw(message.text);
         break;
       case 'assistant.thought':
         this.#thoughts.push(message.text);
         break;
       case 'tool.call': {
+        this.#answer.tool();
         const call = this.#toolCalls.get(message.toolCallId);
         if (call === undefined) {
           this.#toolCalls.set(message.toolCallId, { toolCallId: message.toolCallId, name: message.name, input: message.input, status: 'running', output: undefined });
@@ -327,6 +342,7 @@ class RunFold {
         break;
       }
       case 'tool.update': {
+        this.#answer.tool();
         const call = this.#toolCall(message.toolCallId, message.name);
         // A late update does not undo a result.
         if (call.status === 'running') call.output = message.output;
@@ -334,6 +350,7 @@ class RunFold {
       }
       case 'tool.completed':
       case 'tool.failed': {
+        this.#answer.tool();
         const call = this.#toolCall(message.toolCallId, message.name);
         call.status = message.type === 'tool.completed' ? 'completed' : 'failed';
         call.output = message.output;
@@ -344,7 +361,7 @@ class RunFold {
         break;
       case 'run.retrying':
         this.#previous.push({ ...this.#output(), failure: message.failure });
-        this.#text = '';
+        this.#answer = new AnswerText();
         this.#thoughts = [];
         this.#toolCalls = new Map();
         this.#warnings = [];
@@ -387,7 +404,8 @@ class RunFold {
 
   #output(): RunOutput {
     return {
-      text: this.#text,
+      text: this.#answer.text,
+      finalText: this.#answer.finalText,
       thoughts: [...this.#thoughts],
       toolCalls: [...this.#toolCalls.values()].map((call): RunToolCall => ({ ...call })),
       warnings: [...this.#warnings],

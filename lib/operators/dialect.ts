@@ -50,8 +50,11 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
    */
   failureDetails?(state: S, exit: RunExit | null): FailureDetails;
   /**
-   * What of stderr explains a failed exit, for the failure's message. Default: its last line. An
-   * agent that prints the same lines in every run, or errors over several lines, says better.
+   * What of stderr explains a failed exit, for the failure's message (the whole stderr stays in
+   * `terminal.failed.stderr`). Default: its first meaningful line, the one that says what is wrong
+   * (`meaningfulLines` leaves out blank lines, stack frames, Node's banners, bare links and paths,
+   * "see …" hints). An agent that prints routine lines of its own, or errors over several lines,
+   * says better.
    */
   stderrLine?(stderr: string): string | undefined;
   /**

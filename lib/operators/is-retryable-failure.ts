@@ -140,7 +140,9 @@ function classifyStatus(failure: TerminalFailed): boolean | undefined {
   return isRetryableStatus(status);
 }
 
-// The last stderr line that says something decides; stack frames and Node's version banner say nothing.
+// The last stderr line that says something decides: an agent's outcome comes last (retried errors
+// first, then the one it gave up on). (A failure's message quotes the first meaningful line
+// instead: what a person reads first.) Stack frames and Node's version banner say nothing.
 function classifyStderr(stderr: string): boolean | undefined {
   const lines = stderr.split('\n');
   for (let i = lines.length - 1; i >= 0; i -= 1) {

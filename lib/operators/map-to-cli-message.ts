@@ -3,6 +3,7 @@ import type { CliMessage, TerminalFailed, TerminalMessage, Timeout } from '../me
 import type { Conclusion, MessageMapping } from './dialect.js';
 import type { StartFailure } from '../process/items.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
+import { firstMeaningfulLine } from './stderr-lines.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
 /**
@@ -135,7 +136,9 @@ export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<
   const explained = exit.signal === null && conclusion.kind === 'failed' && conclusion.ended;
   if ((exit.signal !== null || exit.exitCode !== 0) && !explained) {
     const how = exit.signal !== null ? `was killed by ${exit.signal}` : `exited with code ${String(exit.exitCode)}`;
-    const stderrLine = dialect.stderrLine === undefined ? lastLine(exit.stderr) : dialect.stderrLine(exit.stderr);
+    // A tail that was cut begins mid-line: that part of a line is left out.
+    const stderr = exit.stderrTruncatedBytes > 0 ? exit.stderr.slice(exit.stderr.indexOf('\n') + 1) : exit.stderr;
+    const stderrLine = dialect.stderrLine === undefined ? firstMeaningfulLine(stderr) : dialect.stderrLine(stderr);
     const detail = [stderrLine, dialect.lastError(state)].filter((part) => part !== undefined && part !== '');
     return failure(dialect, state, exit, 'exit', `${name} ${how}${detail.length > 0 ? `: ${detail.join(' | ')}` : ''}`);
   }
@@ -229,14 +232,4 @@ function failure<S, E extends AgentEvent>(
     ...(details.retryAfterMs === undefined ? {} : { retryAfterMs: details.retryAfterMs }),
     ...(sessionId === undefined ? {} : { sessionId }),
   };
-}
-
-// The last meaningful stderr line; Node's own crash banner ends with a version line, skipped.
-function lastLine(text: string): string | undefined {
-  const lines = text.split('\n').map((line) => line.trim());
-  for (let i = lines.length - 1; i >= 0; i -= 1) {
-    const line = lines[i];
-    if (line !== undefined && line !== '' && !/^Node\.js v\d/.test(line)) return line.length > 500 ? `${line.slice(0, 500)}…` : line;
-  }
-  return undefined;
 }

@@ -23,7 +23,12 @@ export type ProtocolFact =
   | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
   | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted'; readonly message: string }
   /** A message the protocol itself reads from the agent (`session.started` from a state reply, a warning). */
-  | { readonly type: 'content'; readonly message: CliMessage };
+  | { readonly type: 'content'; readonly message: CliMessage }
+  /**
+   * The agent can take turns (for a protocol that `announcesSession`): its session was announced
+   * just before, or the protocol knows it will not be (the agent refused to open one).
+   */
+  | { readonly type: 'opened' };
 
 /** What a protocol makes of an ask or an event: facts about the turn, and what to send the agent. */
 export interface ProtocolReaction {
@@ -51,6 +56,15 @@ export interface SessionProtocol<P> {
   createState(): P;
   /** Arguments of this session's own, after the command's (an id the protocol chose for it). */
   args?(state: P): readonly string[];
+  /**
+   * Whether the agent tells this session's id before its first prompt (in answer to what `open`
+   * sends). Then the session's commands wait, unanswered, until the protocol reports `opened`, so
+   * that `session.started` (or `session.resumed`) is the session's first message whenever the
+   * first command comes. A protocol that says so must report `opened` once it announced the
+   * session or knows it cannot (the process ending also ends the wait). Default: no (commands are
+   * read at once; the session is announced when the agent reports it, inside the first turn).
+   */
+  announcesSession?(state: P): boolean;
   /**
    * What to send once the process is started (a handshake, a state request). `channel` is for a
    * protocol whose library writes and answers later (ACP's SDK): it may use it for as long as the

@@ -13,7 +13,7 @@ import { describe, startTimeNow } from '../process/process-table.js';
 import type { RunOverlay } from '../sources/overlay-run.js';
 import { setupFailure } from '../sources/setup-failure.js';
 import type { ProtocolChannel, ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
-import { INITIAL_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
+import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
 import { StdinChannel } from './stdin-channel.js';
 
 /** Everything a session needs of one agent: its process, its dialect (content) and its protocol (turns). */
@@ -71,10 +71,11 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
   const resolved = { ...checked, idleTimeoutMs: undefined };
   return (commands) =>
     new Observable<SessionMessage>((subscriber) => {
-      let machine = INITIAL_SESSION_STATE;
       const protocolState = protocol.createState();
-      // The dialect reads each turn afresh: an id the agent used in an earlier turn (a tool call's)
-      // is a new one in a later turn.
+      // An agent that reports its session before the first prompt: the commands wait for it.
+      let machine = protocol.announcesSession?.(protocolState) === true ? OPENING_SESSION_STATE : INITIAL_SESSION_STATE;
+      // The dialect reads each later turn afresh: an id the agent used in an earlier turn (a tool
+      // call's) is a new one in a later turn.
       let contentState = dialect.createState();
       const stdin = new StdinChannel();
       const items = new Subject<ProcessItem>();
@@ -115,7 +116,9 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
             subscriber.next(effect.message);
             return;
           case 'start':
-            contentState = dialect.createState();
+            // The first turn keeps what was read before it (what the agent said while the session
+            // opened, e.g. why it could not).
+            if (effect.turn > 1) contentState = dialect.createState();
             turnBegan = startTimeNow();
             react(protocol.act(protocolState, effect));
             return;

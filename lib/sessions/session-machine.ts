@@ -18,20 +18,27 @@ import { addUsage } from '../agents/shared/usage.js';
  * the agent, timers). No process, protocol or clock in here: the agent's protocol turns the asks
  * into lines, and the agent's lines into the inputs `content`, `turnEnded` and `inputRejected`.
  *
- *                 prompt | steer | follow-up          abort
- *   idle ────────────────────────────────► busy ─────────────► aborting
- *    ▲ ◄──── turnEnded, nothing queued ────┘ │ ◄── turnEnded ──────┘ (then the next follow-up)
- *    │                                       │
- *    └─ inputsCompleted ─► ending ◄──────────┘ inputsCompleted, once the turn ended
- *                              │ exited (any phase)
- *                              ▼
- *                            ended
+ *   opening ── opened (the commands held so far are read now, in order) ──┐
+ *      │                                                                   ▼
+ *      │          prompt | steer | follow-up          abort
+ *      │ idle ────────────────────────────────► busy ─────────────► aborting
+ *      │  ▲ ◄──── turnEnded, nothing queued ────┘ │ ◄── turnEnded ──────┘ (then the next follow-up)
+ *      │  │                                       │
+ *      │  └─ inputsCompleted ─► ending ◄──────────┘ inputsCompleted, once the turn ended
+ *      └── inputsCompleted, nothing held ──┘ │ exited (any phase)
+ *                                            ▼
+ *                                          ended
+ *
+ * A session whose agent reports its session before the first prompt starts `opening`: commands
+ * are held, unanswered, until the protocol says `opened` (after it announced the session, or
+ * once it knows it cannot), so that `session.started` / `session.resumed` comes first whenever the
+ * first command does. A session that ends while opening drops what it held (`session-ended`).
  *
  * Invariants it keeps: turns never overlap and each ends exactly once; content is emitted only
  * inside a turn; a turn still running when the process ends gets its `turn.failed` before the
  * terminal; every command gets `input.accepted` or `input.dropped`; one terminal, last.
  */
-export type SessionPhase = 'idle' | 'busy' | 'aborting' | 'ending' | 'ended';
+export type SessionPhase = 'opening' | 'idle' | 'busy' | 'aborting' | 'ending' | 'ended';
 
 /** A prompt, follow-up or steer as the machine keeps it. */
 export interface SessionInput {
@@ -46,6 +53,8 @@ export interface SessionState {
   readonly turn: number;
   /** Kept by agent-rx, each sent as a later turn's prompt. */
   readonly followUps: readonly SessionInput[];
+  /** The commands that came while opening, in order, read once the session is open. */
+  readonly held: readonly unknown[];
   /** The command stream completed: the session ends once no turn runs. */
   readonly inputsDone: boolean;
   /** Why the running turn is being aborted. */
@@ -62,12 +71,16 @@ export const INITIAL_SESSION_STATE: SessionState = {
   phase: 'idle',
   turn: 0,
   followUps: [],
+  held: [],
   inputsDone: false,
   aborting: null,
   lastStopReason: undefined,
   usage: undefined,
   sessionId: undefined,
 };
+
+/** The first state of a session whose agent reports its session before the first prompt: commands wait for `opened`. */
+export const OPENING_SESSION_STATE: SessionState = { ...INITIAL_SESSION_STATE, phase: 'opening' };
 
 /** How the agent ended a turn, as its protocol reads it. */
 export type TurnOutcome =
@@ -86,6 +99,8 @@ export type SessionInputEvent =
   | { readonly type: 'command'; readonly command: unknown }
   /** The command stream completed. */
   | { readonly type: 'inputsCompleted' }
+  /** The agent can take turns: its session was announced, or it never will be (an opening session reads its held commands now). */
+  | { readonly type: 'opened' }
   /** A message of the agent's output: `session.*` always passes, anything else only inside a turn. */
   | { readonly type: 'content'; readonly message: CliMessage }
   /** The agent ended the running turn. */
@@ -134,10 +149,14 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
   if (state.phase === 'ended') return { state, effects: [] };
   switch (input.type) {
     case 'command':
+      if (state.phase === 'opening') return { state: { ...state, held: [...state.held, input.command] }, effects: [] };
       return onCommand(state, input.command);
     case 'inputsCompleted':
-      if (state.phase === 'idle') return end({ ...state, inputsDone: true }, []);
+      // Nothing to wait for: no turn will run, the agent may go.
+      if (state.phase === 'idle' || (state.phase === 'opening' && state.held.length === 0)) return end({ ...state, inputsDone: true }, []);
       return { state: { ...state, inputsDone: true }, effects: [] };
+    case 'opened':
+      return state.phase === 'opening' ? onOpened(state) : { state, effects: [] };
     case 'content': {
       const message = input.message;
       if (message.type === 'session.started' || message.type === 'session.resumed') {
@@ -165,12 +184,7 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
 
 function onCommand(state: SessionState, value: unknown): SessionTransition {
   const parsed = SessionCommandSchema.safeParse(value);
-  if (!parsed.success) {
-    const kind = commandKind(value);
-    const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
-    return { state, effects: [emit(dropped(kind, 'invalid', `not a session command (${where}${issue?.message ?? 'invalid'})`, textOf(value)))] };
-  }
+  if (!parsed.success) return { state, effects: [emit(invalid(value, parsed.error.issues[0]))] };
   const command = parsed.data;
   const ids = command.id === undefined ? {} : { commandId: command.id };
   if (command.type === 'abort') {
@@ -200,6 +214,19 @@ function onCommand(state: SessionState, value: unknown): SessionTransition {
   }
   // A turn runs (or is being aborted): the input waits for the next turn.
   return { state: { ...state, followUps: [...state.followUps, input] }, effects: [emit(accepted(input, 'follow-up', state.turn))] };
+}
+
+// The commands held while opening are read now, in their order, as if they came at this moment.
+function onOpened(state: SessionState): SessionTransition {
+  let next: SessionState = { ...state, phase: 'idle', held: [] };
+  const effects: SessionEffect[] = [];
+  for (const command of state.held) {
+    const transition = onCommand(next, command);
+    next = transition.state;
+    effects.push(...transition.effects);
+  }
+  if (next.phase === 'idle' && next.inputsDone) return end(next, effects);
+  return { state: next, effects };
 }
 
 function onTurnEnded(state: SessionState, outcome: TurnOutcome): SessionTransition {
@@ -282,6 +309,7 @@ function onExited(state: SessionState, input: Extract<SessionInputEvent, { type:
     effects.push(emit(turnFailed));
   }
   for (const queued of state.followUps) effects.push(emit(dropped(queued.kind, 'session-ended', 'the session ended before it could run', queued)));
+  for (const command of state.held) effects.push(emit(droppedAtEnd(command)));
   const graceful = state.phase === 'ending' && input.clean;
   const terminal: SessionMessage = graceful
     ? {
@@ -292,7 +320,22 @@ function onExited(state: SessionState, input: Extract<SessionInputEvent, { type:
       }
     : failure;
   effects.push(emit(terminal), { type: 'complete' });
-  return { state: { ...state, phase: 'ended', followUps: [], aborting: null }, effects };
+  return { state: { ...state, phase: 'ended', followUps: [], held: [], aborting: null }, effects };
+}
+
+/** What a command held while opening gets when the session ends before it opened. */
+function droppedAtEnd(value: unknown): SessionMessage {
+  const parsed = SessionCommandSchema.safeParse(value);
+  if (!parsed.success) return invalid(value, parsed.error.issues[0]);
+  const command = parsed.data;
+  const ids = command.id === undefined ? {} : { commandId: command.id };
+  return dropped(command.type, 'session-ended', 'the session ended before it could run', command.type === 'abort' ? ids : { text: command.text, ...ids });
+}
+
+/** The `input.dropped` of a value that is not a session command, saying what is wrong with it. */
+function invalid(value: unknown, issue: { readonly path: readonly PropertyKey[]; readonly message: string } | undefined): SessionMessage {
+  const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.map(String).join('.')}: `;
+  return dropped(commandKind(value), 'invalid', `not a session command (${where}${issue?.message ?? 'invalid'})`, textOf(value));
 }
 
 function accepted(input: SessionInput, as: 'turn' | 'follow-up' | 'steer', turn: number): SessionMessage {

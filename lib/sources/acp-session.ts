@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { acpClientProtocol, type AcpClientHandlers, type PermissionPolicy } from '../agents/acp/client.js';
 import { acpDialect } from '../agents/acp/dialect.js';
 import { buildGeminiSessionInvocation } from '../agents/gemini/args.js';
+import { geminiStderrLine } from '../agents/gemini/dialect.js';
 import type { GeminiSessionOptions } from '../agents/gemini/options.js';
 import { geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
@@ -70,6 +71,7 @@ export function geminiSession(options: GeminiSessionOptions & AcpClientOptions =
     { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) },
     invocation.agentRetry,
     geminiPromptUsage,
+    geminiStderrLine,
   );
 }
 
@@ -81,13 +83,16 @@ function acpOver(
   client: AcpClientOptions,
   agentRetry = true,
   usageOf?: (response: PromptResponse) => Usage | undefined,
+  stderrLine?: (stderr: string) => string | undefined,
 ): OperatorFunction<SessionCommand, SessionMessage> {
+  const dialect = acpDialect(name);
   return runSession({
     command,
     args,
     // ACP has no abort of its own process: SIGTERM, then the tree kill after the grace period.
     processOptions: { interrupt: { signal: 'SIGTERM', stdin: null }, ...processOptions },
-    dialect: acpDialect(name),
+    // The agent's own reading of its stderr, where it has one (the generic one otherwise).
+    dialect: stderrLine === undefined ? dialect : { ...dialect, stderrLine },
     protocol: acpClientProtocol({ name, cwd: resolve(processOptions.cwd ?? process.cwd()), ...client, ...(usageOf === undefined ? {} : { usageOf }) }),
     ...(agentRetry ? {} : { overlay: geminiNoRetryOverlay() }),
   });

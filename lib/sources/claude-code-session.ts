@@ -25,7 +25,8 @@ import { runSession } from '../sessions/run-session.js';
  */
 export function claudeCodeSession(options: ClaudeCodeSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
   const { command, args, processOptions, resuming } = buildClaudeSessionInvocation(options);
-  const spec = { args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming }) };
+  const resume = typeof options.session === 'object' ? { resume: options.session.resume } : {};
+  const spec = { args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming, ...resume }) };
   // Every option is checked now, whichever executable is found later.
   const session = runSession({ ...spec, command });
   if (options.executable !== undefined) return session;

@@ -100,3 +100,31 @@ describe('claudeCodeSession on the real Claude Code', () => {
     expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed' });
   });
 });
+
+describe('claudeCodeSession: resuming', () => {
+  it('announces a session resumed by id first; with continue, the CLI tells its id only in the first turn, after turn.started', async () => {
+    const first = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));
+    first.send({ type: 'prompt', text: 'remember me' });
+    first.end();
+    const started = (await first.done)[0];
+    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    const id = started?.type === 'session.started' ? started.sessionId : '';
+
+    const resumed = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { session: { resume: id } })));
+    resumed.send({ type: 'prompt', text: 'resumed by id' });
+    resumed.end();
+    const byId = await resumed.done;
+    expect(byId[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(resumed.answer(1)).toBe('User texts in context: 2 ("remember me" | "resumed by id").');
+    expect(byId.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
+
+    // The latest session of the folder: the one just resumed.
+    const continued = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { session: 'continue' })));
+    continued.send({ type: 'prompt', text: 'continued' });
+    continued.end();
+    const latest = await continued.done;
+    expect(latest.slice(0, 3).map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'session.resumed']);
+    expect(latest[2]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(continued.answer(1)).toMatch(/^User texts in context: 3 /);
+  });
+});

@@ -46,6 +46,21 @@ describe('piSession on the real pi', () => {
     expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started.sessionId });
   });
 
+  it('announces a resumed session first too, as session.resumed with the id pi had given it', async () => {
+    const first = new SessionDriver((onStopped) => piSession(options(onStopped, { session: 'new' })));
+    first.send({ type: 'prompt', text: 'remember me' });
+    first.end();
+    const started = (await first.done)[0];
+    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    const id = started?.type === 'session.started' ? started.sessionId : '';
+    const resumed = new SessionDriver((onStopped) => piSession(options(onStopped, { session: { id } })));
+    resumed.send({ type: 'prompt', text: 'resumed' });
+    resumed.end();
+    const messages = await resumed.done;
+    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(resumed.answer(1)).toBe('User texts in context: 2 ("remember me" | "resumed").');
+  });
+
   it('with pi\'s auto-retry on, a 500 then a success is one turn: the retry is inside it (the get_state barrier)', async () => {
     const retrying = await createPiEnv({ baseUrl: world.server.baseUrl, retry: { agentRetries: 2, baseDelayMs: 100, sdkRetries: 0 } });
     try {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
@@ -194,6 +196,32 @@ describe('real pi: other failures', () => {
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'agent-error', agentError: 'Connection error.' });
     } finally {
       await refused.cleanup();
+    }
+  });
+
+  it('no API key: pi exits 1, and the failure says so first; its /login hint and docs stay in stderr', async () => {
+    // A built-in provider with no key anywhere: pi stops before any request (and its base URL is a
+    // closed local port all the same). The unknown model id makes pi warn first.
+    const closedPort = await freePort();
+    const root = await mkdtemp(join(tmpdir(), 'agent-rx-pi-nokey-'));
+    try {
+      await mkdir(join(root, 'agent'));
+      await writeFile(join(root, 'agent', 'models.json'), JSON.stringify({ providers: { anthropic: { baseUrl: `http://127.0.0.1:${closedPort}` } } }));
+      const messages = await run('no API key', {
+        prompt: 'hello',
+        executable: PI,
+        provider: 'anthropic',
+        model: 'agent-rx-no-such-model',
+        session: 'none',
+        cwd: root,
+        env: { ...env.env, PI_CODING_AGENT_DIR: join(root, 'agent'), ANTHROPIC_API_KEY: undefined, ANTHROPIC_OAUTH_TOKEN: undefined, [TAG.name]: TAG.value },
+      });
+      const failed = messages.at(-1);
+      expect(failed).toMatchObject({ type: 'terminal.failed', reason: 'exit', exitCode: 1 });
+      expect(failed?.type === 'terminal.failed' ? failed.message : '').toMatch(/^pi exited with code 1: No API key found for anthropic\.$/);
+      expect(failed).toMatchObject({ stderr: expect.stringMatching(/^Warning: Model "agent-rx-no-such-model" not found[^]*\nUse \/login[^]*docs\/models\.md\n$/) });
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 

@@ -74,6 +74,28 @@ export function sessionConformance(agent: () => SessionAgent, latencies: AbortLa
     expect((await session.stopped).requested).toBe(false);
   });
 
+  it('announces its session first, whenever the first commands come: session.started, then the turns', async () => {
+    const session = drive();
+    // Sent at once, before the agent is even up.
+    session.send({ type: 'prompt', text: 'right away', id: 'r1' });
+    session.send({ type: 'follow-up', text: 'and then' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    session.end();
+    const messages = await session.done;
+    const started = messages[0];
+    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    // The commands in their order, each answered as if it came once the session was open.
+    expect(messages.slice(1, 4)).toEqual([
+      { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'right away', commandId: 'r1' },
+      { type: 'turn.started', turn: 1, prompt: 'right away', commandId: 'r1' },
+      { type: 'input.accepted', kind: 'follow-up', as: 'follow-up', turn: 1, text: 'and then' },
+    ]);
+    expect(session.answer(2)).toMatch(/"and then"\)\.$/);
+    expect(messages.filter((message) => message.type === 'session.started')).toEqual([started]);
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started?.type === 'session.started' ? started.sessionId : '' });
+  });
+
   it('a steer while the answer streams goes into the running turn', async () => {
     const session = drive();
     session.send({ type: 'prompt', text: slow });

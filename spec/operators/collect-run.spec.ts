@@ -17,7 +17,9 @@ import {
   type TerminalFailed,
 } from '../../lib/index.js';
 import { scheduler, terminalFailed } from '../helpers/items.js';
-import { transcriptFacts } from '../helpers/pi-transcripts.js';
+import { replayClaude } from '../helpers/claude-transcripts.js';
+import { replayGemini } from '../helpers/gemini-transcripts.js';
+import { replay as replayPi, transcriptFacts } from '../helpers/pi-transcripts.js';
 import { fixture, isAlive } from '../helpers/processes.js';
 
 afterEach(async () => {
@@ -60,6 +62,7 @@ const result = (fields: Partial<Record<keyof RunResult, unknown>> = {}): RunResu
     ok: false,
     terminal: undefined,
     text: '',
+    finalText: '',
     thoughts: [],
     toolCalls: [],
     warnings: [],
@@ -79,7 +82,8 @@ describe('collectRun', () => {
           status: 'completed',
           ok: true,
           terminal: m.c,
-          text: 'Hello',
+          text: 'Hel\n\nlo',
+          finalText: 'lo',
           thoughts: ['Say hello.'],
           toolCalls: [{ toolCallId: 'T1', name: 'bash', input: { command: 'ls' }, status: 'completed', output: 'a\nb\n' }],
           warnings: ['unknown model metadata'],
@@ -94,7 +98,7 @@ describe('collectRun', () => {
   it('carries a failed run in the result, without erroring: status failed, ok false, the failure as terminal', () => {
     scheduler().run(({ cold, expectObservable }) => {
       expectObservable(cold<CliMessage>('-s-a-(f|)', m).pipe(collectRun())).toBe('-----(r|)', {
-        r: result({ status: 'failed', ok: false, terminal: m.f, text: 'Hel', sessionId: 'S1' }),
+        r: result({ status: 'failed', ok: false, terminal: m.f, text: 'Hel', finalText: 'Hel', sessionId: 'S1' }),
       });
     });
   });
@@ -102,7 +106,7 @@ describe('collectRun', () => {
   it('emits at the terminal and unsubscribes from the source, reading nothing after it', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<CliMessage>('-a-e-b-f-|', m);
-      expectObservable(source.pipe(collectRun())).toBe('---(r|)', { r: result({ status: 'completed', ok: true, terminal: m.e, text: 'Hel' }) });
+      expectObservable(source.pipe(collectRun())).toBe('---(r|)', { r: result({ status: 'completed', ok: true, terminal: m.e, text: 'Hel', finalText: 'Hel' }) });
       expectSubscriptions(source.subscriptions).toBe('^--!');
     });
   });
@@ -113,6 +117,7 @@ describe('collectRun', () => {
       expectObservable(cold<CliMessage>('-s-a-t-u-|', m).pipe(collectRun())).toBe('---------(r|)', {
         r: result({
           text: 'Hel',
+          finalText: '',
           sessionId: 'S1',
           toolCalls: [{ toolCallId: 'T1', name: 'bash', input: { command: 'ls' }, status: 'running', output: 'a' }],
         }),
@@ -144,7 +149,8 @@ describe('collectRun', () => {
           status: 'completed',
           ok: true,
           terminal: m.c,
-          text: 'Hello',
+          text: 'Hel\n\nlo',
+          finalText: 'lo',
           sessionId: 'S1',
           usage,
           toolCalls: [{ toolCallId: 'T1', name: 'bash', input: { command: 'ls' }, status: 'running', output: 'a' }],
@@ -160,8 +166,73 @@ describe('collectRun', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const replaced: CliMessage = { type: 'assistant', text: 'p!' };
       expectObservable(cold<CliMessage>('-a-b-w-p-(e|)', { ...m, p: replaced }).pipe(collectRun())).toBe('---------(r|)', {
-        r: result({ status: 'completed', ok: true, terminal: m.e, text: 'Help!' }),
+        r: result({ status: 'completed', ok: true, terminal: m.e, text: 'Help!', finalText: 'Help!' }),
       });
+    });
+  });
+
+  it('keeps the model messages apart in text: a blank line where text follows a tool message that followed text; finalText is the last message', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const said = (text: string): CliMessage => ({ type: 'assistant', text });
+      const values = { ...m, p: said('Let me look.'), q: said('Found'), r: said(' it.'), x: said(''), o: said('Then this.') };
+      // Two tool messages in a row, and an empty delta after them, make one boundary; thinking makes none.
+      expectObservable(cold<CliMessage>('-p-t-u-x-h-d-q-r-T-F-o-(e|)', values).pipe(collectRun())).toBe('-----------------------(R|)', {
+        R: expect.objectContaining({ text: 'Let me look.\n\nFound it.\n\nThen this.', finalText: 'Then this.' }),
+      });
+      // A tool before any text opens no message: no leading separator; without tools, text is finalText.
+      expectObservable(cold<CliMessage>('-t-d-q-r-(e|)', values).pipe(collectRun())).toBe('---------(R|)', {
+        R: expect.objectContaining({ text: 'Found it.', finalText: 'Found it.' }),
+      });
+      // A run that ends after its tool: no trailing separator, and no final answer.
+      expectObservable(cold<CliMessage>('-p-t-d-(e|)', values).pipe(collectRun())).toBe('-------(R|)', {
+        R: expect.objectContaining({ text: 'Let me look.', finalText: '' }),
+      });
+      // An update or a result whose call was not seen separates as well.
+      expectObservable(cold<CliMessage>('-p-u-q-(e|)', values).pipe(collectRun())).toBe('-------(R|)', {
+        R: expect.objectContaining({ text: 'Let me look.\n\nFound', finalText: 'Found' }),
+      });
+    });
+  });
+
+  it('adds only the line breaks a blank line still needs between two messages', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values = { ...m, n: { type: 'assistant', text: 'One\n' }, N: { type: 'assistant', text: 'One\n\n' }, l: { type: 'assistant', text: '\nTwo' }, w: { type: 'assistant', text: 'Two' } } satisfies Record<string, CliMessage>;
+      const texts = { a: 'One\n\nTwo', b: 'One\n\n\nTwo' };
+      expectObservable(cold<CliMessage>('-n-t-w-(e|)', values).pipe(collectRun())).toBe('-------(R|)', { R: expect.objectContaining({ text: texts.a, finalText: 'Two' }) });
+      expectObservable(cold<CliMessage>('-N-t-w-(e|)', values).pipe(collectRun())).toBe('-------(R|)', { R: expect.objectContaining({ text: texts.a }) });
+      expectObservable(cold<CliMessage>('-n-t-l-(e|)', values).pipe(collectRun())).toBe('-------(R|)', { R: expect.objectContaining({ text: texts.a, finalText: '\nTwo' }) });
+      // What the agent wrote stays as it is: only the separator is left out.
+      expectObservable(cold<CliMessage>('-N-t-l-(e|)', values).pipe(collectRun())).toBe('-------(R|)', { R: expect.objectContaining({ text: texts.b }) });
+    });
+  });
+
+  it('takes back withdrawn text across a message boundary, and puts the boundary back when the withdrawn messages come again', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const values = {
+        ...m,
+        A: { type: 'assistant', text: 'First.' },
+        B: { type: 'assistant', text: 'Second.' },
+        W: { type: 'assistant.withdrawn', text: 'Second.' },
+        V: { type: 'assistant.withdrawn', text: ' Second.' },
+        C: { type: 'assistant', text: 'Other.' },
+        P: { type: 'assistant', text: ' More.' },
+      } satisfies Record<string, CliMessage>;
+      // The last message replaced: its new text is still that message.
+      expectObservable(cold<CliMessage>('-A-t-B-W-C-(e|)', values).pipe(collectRun())).toBe('-----------(R|)', {
+        R: expect.objectContaining({ text: 'First.\n\nOther.', finalText: 'Other.' }),
+      });
+      // The first message grew after the second began: withdrawn back to it, its new text, then the second again.
+      expectObservable(cold<CliMessage>('-A-t-B-W-P-B-(e|)', values).pipe(collectRun())).toBe('-------------(R|)', {
+        R: expect.objectContaining({ text: 'First. More.\n\nSecond.', finalText: 'Second.' }),
+      });
+      // The first message changed: the withdrawal reaches over the boundary into it ("." of "First."), then its new end, then the second again.
+      const changed: Record<string, CliMessage> = { ...values, V: { type: 'assistant.withdrawn', text: '.Second.' }, P: { type: 'assistant', text: '!' } };
+      expectObservable(cold<CliMessage>('-A-t-B-V-P-B-(e|)', changed).pipe(collectRun())).toBe('-------------(R|)', {
+        R: expect.objectContaining({ text: 'First!\n\nSecond.', finalText: 'Second.' }),
+      });
+      // Everything withdrawn: nothing is left, not even a separator.
+      const all: Record<string, CliMessage> = { ...values, W: { type: 'assistant.withdrawn', text: 'First.Second.' } };
+      expectObservable(cold<CliMessage>('-A-t-B-W-(e|)', all).pipe(collectRun())).toBe('---------(R|)', { R: expect.objectContaining({ text: '', finalText: '' }) });
     });
   });
 
@@ -174,11 +245,13 @@ describe('collectRun', () => {
           ok: true,
           terminal: m.e,
           text: 'lo',
+          finalText: 'lo',
           sessionId: 'S2',
           attempts: 2,
           previousAttempts: [
             {
               text: 'Hel',
+              finalText: '',
               thoughts: ['Say hello.'],
               toolCalls: [{ toolCallId: 'T1', name: 'bash', input: { command: 'ls' }, status: 'running', output: undefined }],
               warnings: ['unknown model metadata'],
@@ -204,10 +277,11 @@ describe('collectRun', () => {
           ok: true,
           terminal: completed,
           text: 'Hello',
+          finalText: 'Hello',
           sessionId: 'S1',
           usage,
           attempts: 2,
-          previousAttempts: [{ text: 'Hel', thoughts: [], toolCalls: [], warnings: [], sessionId: 'S1', failure: rateLimited }],
+          previousAttempts: [{ text: 'Hel', finalText: 'Hel', thoughts: [], toolCalls: [], warnings: [], sessionId: 'S1', failure: rateLimited }],
         }),
       });
     });
@@ -255,7 +329,7 @@ describe('collectRun', () => {
 describe('collectRunResult', () => {
   it('resolves with the result of a completed run', async () => {
     await expect(collectRunResult(messagesOf(m.s, m.a, m.b, m.c))).resolves.toEqual(
-      result({ status: 'completed', ok: true, terminal: m.c, text: 'Hello', sessionId: 'S1', usage }),
+      result({ status: 'completed', ok: true, terminal: m.c, text: 'Hello', finalText: 'Hello', sessionId: 'S1', usage }),
     );
   });
 
@@ -372,8 +446,8 @@ describe('collectRun over real runs', () => {
   it('folds a recorded pi run, replayed by the replay agent through runPi, into its answer, tools and usage', async () => {
     const facts = transcriptFacts('tool_call_then_text');
     const outcome = await collectRunResult(runPi(replayOptions('tool_call_then_text')), { throwOnFailure: true });
-    expect(outcome.text).toBe(facts.answer);
-    expect(outcome.text.length).toBeGreaterThan(0);
+    expect(outcome.text).toBe('Let me run a tool first.\n\nThe tool returned: "hello\\n". Done.');
+    expect(outcome.finalText).toBe('The tool returned: "hello\\n". Done.');
     expect(outcome.sessionId).toBe(facts.sessionId);
     expect(outcome.toolCalls.map(({ toolCallId, name, status }) => ({ toolCallId, name, status }))).toEqual(
       [...facts.toolResults].map(([toolCallId, tool]) => ({ toolCallId, name: tool.name, status: tool.isError ? 'failed' : 'completed' })),
@@ -448,5 +522,40 @@ describe('collectRun over real runs', () => {
     expect(outcome).toMatchObject({ status: 'incomplete', ok: false, terminal: undefined });
     expect(outcome.text).toBe('Hello ');
     expect(transcriptFacts('text').answer.startsWith(outcome.text)).toBe(true);
+  });
+});
+
+describe('collectRun over recorded runs with a tool call: each model message kept apart, the final answer on its own', () => {
+  // Each recording replayed through its agent's source; the texts are the recorded ones.
+  const fold = async (messages: Promise<CliMessage[]>) => {
+    const { text, finalText, status } = await collectRunResult(from(await messages));
+    return { text, finalText, status };
+  };
+
+  it('pi: text, bash, text', async () => {
+    expect(await fold(replayPi('tool_call_then_text'))).toEqual({
+      status: 'completed',
+      text: 'Let me run a tool first.\n\nThe tool returned: "hello\\n". Done.',
+      finalText: 'The tool returned: "hello\\n". Done.',
+    });
+  });
+
+  it('Claude Code: text, Bash, text, streamed as deltas (tool-partial) or as whole blocks (tool)', async () => {
+    const expected = { status: 'completed', text: 'I will run a command.\n\nThe command printed: hello', finalText: 'The command printed: hello' };
+    expect(await fold(replayClaude('tool-partial'))).toEqual(expected);
+    expect(await fold(replayClaude('tool'))).toEqual(expected);
+  });
+
+  it('Claude Code stopped at its turn limit (a failure): the text before the tool, and no final answer', async () => {
+    expect(await fold(replayClaude('max-turns'))).toEqual({ status: 'failed', text: 'I will run a command.', finalText: '' });
+  });
+
+  it('Gemini CLI: text, run_shell_command, text', async () => {
+    const output = '[{\\"output\\":\\"<untrusted_context>\\\\nOutput: hello\\\\nProcess Group PGID: 31468\\\\n</untrusted_context>\\"}]';
+    expect(await fold(replayGemini('tool'))).toEqual({
+      status: 'completed',
+      text: `I will run \`echo hello\`.\n\nThe command ran. Tool output was: "${output}"`,
+      finalText: `The command ran. Tool output was: "${output}"`,
+    });
   });
 });

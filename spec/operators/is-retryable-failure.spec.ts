@@ -76,6 +76,13 @@ describe('isRetryableFailure', () => {
     expect(isRetryableFailure({ ...exit(1), agentError: '503 Service Unavailable' })).toBe(true);
   });
 
+  it('reads pi without an API key as permanent: the telling line is found whatever hints and docs paths follow it', () => {
+    const noKey = 'No API key found for the selected model.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /opt/pi/docs/providers.md\n  /opt/pi/docs/models.md\n';
+    expect(isRetryableFailure(exit(1, noKey))).toBe(false);
+    // The last telling line decides, as the failure's outcome comes last (a retried error, then the final one).
+    expect(isRetryableFailure(exit(1, 'Attempt 1 failed: 503 Service Unavailable\nError: 401 Unauthorized\nsee /opt/agent/docs/auth.md\n'))).toBe(false);
+  });
+
   it('reads the last stderr line that says something, and ignores stack frames that merely mention timers', () => {
     expect(isRetryableFailure(exit(1, 'Error: Request timed out.\nError: 401 Unauthorized\n'))).toBe(false);
     expect(isRetryableFailure(exit(1, 'TypeError: x is not a function\n    at Timeout._onTimeout (file.js:1:1)\n'))).toBe(false);

@@ -109,13 +109,49 @@ describe('mapToCliMessage', () => {
 
   it('reports a non-zero exit or a signal before what the events say, with stderr and the agent error', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const crashed = runExit({ exitCode: 2, stderr: 'warming up\nfatal: disk full\n\n' });
+      const crashed = runExit({ exitCode: 2, stderr: '\nfatal: disk full\nsee https://toy.example/docs/disk\n\n' });
       expectObservable(cold<PipelineItem>('-o-d-x|', { o: ev('oops'), d: ev('done'), x: crashed }).pipe(mapToCliMessage(toy))).toBe('-----(x|)', {
         x: failed({ reason: 'exit', exitCode: 2, stderr: crashed.stderr, agentError: 'model on fire', message: 'toy exited with code 2: fatal: disk full | model on fire' }),
       });
       const killed = runExit({ exitCode: null, signal: 'SIGKILL' });
       expectObservable(cold<PipelineItem>('-d-x|', { d: ev('done'), x: killed }).pipe(mapToCliMessage(toy))).toBe('---(x|)', {
         x: failed({ reason: 'exit', exitCode: null, signal: 'SIGKILL', message: 'toy was killed by SIGKILL' }),
+      });
+    });
+  });
+
+  it('says the first meaningful stderr line of a failed exit, whatever follows it; the whole stderr stays in the failure', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      // How pi 0.73 says it has no API key (the docs paths are its install's).
+      const stderr = [
+        'No API key found for the selected model.',
+        '',
+        'Use /login to log into a provider via OAuth or API key. See:',
+        '  /usr/lib/node_modules/@mariozechner/pi-coding-agent/docs/providers.md',
+        '  /usr/lib/node_modules/@mariozechner/pi-coding-agent/docs/models.md',
+        '',
+      ].join('\n');
+      expectObservable(cold<PipelineItem>('-x|', { x: runExit({ exitCode: 1, stderr }) }).pipe(mapToCliMessage(toy))).toBe('-(x|)', {
+        x: failed({ reason: 'exit', exitCode: 1, stderr, message: 'toy exited with code 1: No API key found for the selected model.' }),
+      });
+    });
+  });
+
+  it('leaves out the partial first line of a stderr tail that was cut', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const tail = runExit({ exitCode: 3, stderr: 'ssss\nfatal: the end marker\n', stderrTruncatedBytes: 1000 });
+      expectObservable(cold<PipelineItem>('-x|', { x: tail }).pipe(mapToCliMessage(toy))).toBe('-(x|)', {
+        x: failed({ reason: 'exit', exitCode: 3, stderr: tail.stderr, stderrTruncatedBytes: 1000, message: 'toy exited with code 3: fatal: the end marker' }),
+      });
+    });
+  });
+
+  it("lets the dialect's stderrLine say what of stderr explains the exit", () => {
+    const reader: MessageMapping<ToyState> = { ...toy, stderrLine: (stderr) => stderr.split('\n').find((line) => line.startsWith('fatal:')) };
+    scheduler().run(({ cold, expectObservable }) => {
+      const crashed = runExit({ exitCode: 2, stderr: 'warming up\nfatal: disk full\n' });
+      expectObservable(cold<PipelineItem>('-x|', { x: crashed }).pipe(mapToCliMessage(reader))).toBe('-(x|)', {
+        x: failed({ reason: 'exit', exitCode: 2, stderr: crashed.stderr, message: 'toy exited with code 2: fatal: disk full' }),
       });
     });
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { appliedAnswer } from '../helpers/answer.js';
 import fc from 'fast-check';
 import { from } from 'rxjs';
-import { piOutputToMessages, type CliMessage, type ProcessItem } from '../../lib/index.js';
+import { collectRun, piOutputToMessages, type CliMessage, type ProcessItem, type RunResult } from '../../lib/index.js';
 import { exit } from '../helpers/items.js';
 
 /**
@@ -142,6 +142,17 @@ function replay(lines: readonly string[]): { messages: CliMessage[]; completed: 
 
 const applied = appliedAnswer;
 
+/** Texts joined as a reader wants them: the empty ones left out, a blank line between two, counting the line breaks already there. */
+function apart(texts: readonly string[]): string {
+  return texts
+    .filter((text) => text !== '')
+    .reduce((joined, text) => {
+      if (joined === '') return text;
+      const breaks = (/\n{0,2}$/.exec(joined)?.[0].length ?? 0) + (/^\n{0,2}/.exec(text)?.[0].length ?? 0);
+      return joined + '\n'.repeat(Math.max(0, 2 - breaks)) + text;
+    }, '');
+}
+
 /**
  * The one ambiguity of the snapshot shapes: without a replay, a message after a tool turn whose own
  * text begins with the whole (non-empty) text of the messages before it looks exactly like a message
@@ -177,6 +188,20 @@ describe('the answer, once, in every text shape (property-based)', () => {
         expect(output.filter((message) => message.type === 'tool.completed')).toHaveLength(messages.length - 1);
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('collectRun keeps the messages apart: text is their non-empty texts with a blank line between, finalText the last one\'s', () => {
+    fc.assert(
+      fc.property(run, ({ messages, shape }) => {
+        fc.pre(!ambiguous(messages, shape));
+        const { messages: output } = replay(piLines(messages, shape));
+        let result: RunResult | undefined;
+        from(output).pipe(collectRun()).subscribe((value) => (result = value));
+        expect(result?.text).toBe(apart(messages.map((plan) => plan.text)));
+        expect(result?.finalText).toBe(messages.at(-1)?.text);
+      }),
+      { numRuns: 500 },
     );
   });
 

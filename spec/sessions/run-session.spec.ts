@@ -30,6 +30,16 @@ afterEach(async () => {
   expect(describeProcesses(await TAG.waitUntilNone(5000))).toBe('none');
 });
 
+// The fixture protocol as one of an agent that reports its session before the first prompt.
+const announcing: SessionProtocol<{ ready: boolean }> = {
+  ...fixtureProtocol,
+  announcesSession: () => true,
+  read: (state, event) => {
+    const reaction = fixtureProtocol.read(state, event);
+    return event.type === 'ready' ? { facts: [...(reaction.facts ?? []), { type: 'opened' }] } : reaction;
+  },
+};
+
 describe('runSession on a real process', () => {
   it('writes the commands as lines, reads the turns back, and ends when the commands complete', async () => {
     const messages = await lastValueFrom(
@@ -55,6 +65,27 @@ describe('runSession on a real process', () => {
       { type: 'assistant', text: 'two|' },
     ]);
     expect(messages.at(-1)).toEqual({ type: 'terminal.completed', stopReason: 'end_turn', sessionId: expect.stringMatching(/^fixture-\d+$/) });
+  });
+
+  it('holds the commands of an agent that announces its session until it has: session.started comes first', async () => {
+    const messages = await lastValueFrom(
+      from<SessionCommand[]>([{ type: 'prompt', text: 'echo:one' }, { type: 'prompt', text: 'echo:two' }]).pipe(
+        session(() => undefined, { protocol: announcing }),
+        toArray(),
+      ),
+    );
+    expect(messages.map((message) => message.type)).toEqual([
+      'session.started',
+      'input.accepted',
+      'turn.started',
+      'input.accepted',
+      'assistant',
+      'turn.completed',
+      'turn.started',
+      'assistant',
+      'turn.completed',
+      'terminal.completed',
+    ]);
   });
 
   it('steers into the running turn', async () => {
@@ -137,6 +168,16 @@ describe('runSession on a real process', () => {
     const messages = await driver.done;
     expect(messages.map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'turn.failed', 'terminal.failed']);
     expect(messages.at(-1)).toMatchObject({ reason: 'spawn' });
+  });
+
+  it('drops what it held for an announcing agent that cannot start, then fails with spawn', async () => {
+    const driver = drive({ command: '/nonexistent/agent-rx-agent', protocol: announcing });
+    driver.send({ type: 'prompt', text: 'echo:x', id: 'p1' });
+    const messages = await driver.done;
+    expect(messages).toEqual([
+      { type: 'input.dropped', kind: 'prompt', reason: 'session-ended', message: 'the session ended before it could run', text: 'echo:x', commandId: 'p1' },
+      expect.objectContaining({ type: 'terminal.failed', reason: 'spawn' }),
+    ]);
   });
 
   it('handles a command sent from inside a message handler after the message, in order', async () => {

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { SessionMessage, TerminalFailed } from '../../lib/messages.js';
 import {
   INITIAL_SESSION_STATE,
+  OPENING_SESSION_STATE,
   sessionTransition,
   type SessionEffect,
   type SessionInputEvent,
@@ -33,6 +34,7 @@ const inputs = {
   done: { type: 'inputsCompleted' },
   text: { type: 'content', message: { type: 'assistant', text: 'x' } },
   session: { type: 'content', message: { type: 'session.started', sessionId: 'id' } },
+  opened: { type: 'opened' },
   completed: { type: 'turnEnded', outcome: { kind: 'completed', stopReason: 'end_turn' } },
   aborted: { type: 'turnEnded', outcome: { kind: 'failed', reason: 'aborted', message: 'aborted' } },
   idle: { type: 'idleExpired', ms: 500 },
@@ -61,6 +63,7 @@ const inPhase = (phase: SessionPhase, change: Partial<SessionState> = {}): Sessi
   ...change,
 });
 const QUEUED: Partial<SessionState> = { followUps: [{ kind: 'follow-up', text: 'queued' }] };
+const HELD: Partial<SessionState> = { held: [{ type: 'prompt', text: 'held' }] };
 const DONE: Partial<SessionState> = { inputsDone: true };
 
 type Row = [string, SessionState, InputName, SessionPhase, string[]];
@@ -100,6 +103,21 @@ const table: Row[] = [
   ['ending', inPhase('ending', DONE), 'cleanExit', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.completed', 'complete']],
   ['ending', inPhase('ending', DONE), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.failed', 'complete']],
   ['ending', inPhase('ending', DONE), 'text', 'ending', []],
+  ['opening', inPhase('opening'), 'prompt', 'opening', []],
+  ['opening', inPhase('opening'), 'abort', 'opening', []],
+  ['opening', inPhase('opening'), 'bogus', 'opening', []],
+  ['opening', inPhase('opening'), 'session', 'opening', ['session.started']],
+  ['opening', inPhase('opening'), 'text', 'opening', []],
+  ['opening', inPhase('opening'), 'completed', 'opening', []],
+  ['opening', inPhase('opening'), 'idle', 'opening', []],
+  ['opening', inPhase('opening'), 'opened', 'idle', []],
+  ['opening', inPhase('opening'), 'done', 'ending', ['end', 'watchEnd']],
+  ['opening with a command held', inPhase('opening', HELD), 'done', 'opening', []],
+  ['opening with a command held', inPhase('opening', HELD), 'opened', 'busy', ['accepted:turn', 'turn.started', 'start', 'watchIdle:on']],
+  ['opening with a command held', inPhase('opening', HELD), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'dropped:session-ended', 'terminal.failed', 'complete']],
+  ['opening', inPhase('opening'), 'crash', 'ended', ['watchIdle:off', 'watchAbort:off', 'terminal.failed', 'complete']],
+  ['idle', inPhase('idle'), 'opened', 'idle', []],
+  ['busy', inPhase('busy'), 'opened', 'busy', []],
   ['ended', inPhase('ended'), 'prompt', 'ended', []],
   ['ended', inPhase('ended'), 'crash', 'ended', []],
 ];
@@ -175,6 +193,48 @@ describe('session machine', () => {
     expect(messages.slice(-2)).toEqual([{ type: 'turn.failed', turn: 1, reason: 'exit', message: 'pi exited with code 1' }, { ...FAILURE, sessionId: 'id' }]);
   });
 
+  it('opening, holds the commands unanswered until opened, then reads them in order as if they came then', () => {
+    const { messages, state } = walk(
+      [
+        { type: 'command', command: { type: 'prompt', text: 'first', id: 'c1' } },
+        'followUp',
+        { type: 'command', command: { type: 'abort', id: 'c3' } },
+        'bogus',
+        'done',
+        'session',
+        'opened',
+      ],
+      OPENING_SESSION_STATE,
+    );
+    expect(messages).toEqual([
+      { type: 'session.started', sessionId: 'id' },
+      { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'first', commandId: 'c1' },
+      { type: 'turn.started', turn: 1, prompt: 'first', commandId: 'c1' },
+      { type: 'input.accepted', kind: 'follow-up', as: 'follow-up', turn: 1, text: 'f' },
+      { type: 'input.accepted', kind: 'abort', as: 'abort', turn: 1, commandId: 'c3' },
+      { type: 'input.dropped', kind: 'follow-up', reason: 'aborted', message: 'dropped by the abort of turn 1', text: 'f' },
+      { type: 'input.dropped', kind: 'prompt', reason: 'invalid', message: 'not a session command (text: Too small: expected string to have >=1 characters)', text: '' },
+    ]);
+    // The inputs are done: the session ends once the aborted turn does.
+    expect(state).toMatchObject({ phase: 'aborting', inputsDone: true, held: [] });
+    expect(walk(['aborted'], state).effects.map(short)).toEqual(['watchIdle:off', 'watchAbort:off', 'turn.failed', 'end', 'watchEnd']);
+  });
+
+  it('opening, ends at once when the commands complete with none held, and when it opens with the inputs done and nothing to run', () => {
+    expect(walk(['done'], OPENING_SESSION_STATE).effects.map(short)).toEqual(['end', 'watchEnd']);
+    expect(walk(['abort', 'done', 'opened'], OPENING_SESSION_STATE).effects.map(short)).toEqual(['dropped:no-turn', 'end', 'watchEnd']);
+  });
+
+  it('opening, drops what it held when the agent ends before it opened: session-ended, an invalid command as invalid', () => {
+    const { messages } = walk([{ type: 'command', command: { type: 'prompt', text: 'p', id: 'c1' } }, 'abort', 'bogus', 'crash'], OPENING_SESSION_STATE);
+    expect(messages).toEqual([
+      { type: 'input.dropped', kind: 'prompt', reason: 'session-ended', message: 'the session ended before it could run', text: 'p', commandId: 'c1' },
+      { type: 'input.dropped', kind: 'abort', reason: 'session-ended', message: 'the session ended before it could run' },
+      expect.objectContaining({ type: 'input.dropped', kind: 'prompt', reason: 'invalid', text: '' }),
+      FAILURE,
+    ]);
+  });
+
   it('announces the session once, however often the agent repeats it', () => {
     const { messages } = walk(['session', 'prompt', 'session', 'completed', 'session']);
     expect(messages.filter((message) => message.type === 'session.started')).toHaveLength(1);
@@ -201,6 +261,33 @@ describe('session machine', () => {
   // The invariants of a session, over random inputs in any order.
   const anyInput = fc.constantFrom<InputName>('prompt', 'steer', 'followUp', 'abort', 'bogus', 'done', 'text', 'session', 'completed', 'aborted', 'idle');
   const anyEnd = fc.constantFrom<InputName>('cleanExit', 'crash');
+
+  it('opening, announces the session before anything else, and keeps every invariant, whenever the commands come', () => {
+    fc.assert(
+      fc.property(fc.array(anyInput, { maxLength: 40 }), fc.option(fc.nat(40), { nil: undefined }), anyEnd, (names, at, end) => {
+        // No command comes after the command stream completed. The protocol announces the session,
+        // then says opened; or the agent ends before it could.
+        const done = names.indexOf('done');
+        const inputs: InputName[] = (done === -1 ? names : names.slice(0, done + 1)).filter((name) => name !== 'session');
+        if (at !== undefined) inputs.splice(Math.min(at, inputs.length), 0, 'session', 'opened');
+        const { messages } = walk([...inputs, end], OPENING_SESSION_STATE);
+        const first = messages.findIndex((message) => message.type !== 'session.started');
+        if (at !== undefined) expect(messages[0]?.type).toBe('session.started');
+        expect(messages.slice(first).some((message) => message.type === 'session.started')).toBe(false);
+        const commands = inputs.filter((name) => ['prompt', 'steer', 'followUp', 'abort', 'bogus'].includes(name)).length;
+        // Every command answered once: accepted, dropped, or (never opened) dropped as the session ended.
+        const answered = messages.filter(
+          (message) =>
+            message.type === 'input.accepted' ||
+            (message.type === 'input.dropped' && (!['aborted', 'session-ended'].includes(message.reason) || (at === undefined && message.reason === 'session-ended'))),
+        ).length;
+        expect(answered).toBe(commands);
+        expect(messages.filter((message) => message.type.startsWith('terminal.'))).toHaveLength(1);
+        expect(messages.at(-1)?.type.startsWith('terminal.')).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
 
   it('keeps its invariants whatever the order of inputs', () => {
     fc.assert(

@@ -4,9 +4,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom, toArray } from 'rxjs';
+import { EMPTY, lastValueFrom, toArray } from 'rxjs';
 import {
   CliMessageSchema,
+  geminiSession,
   isRetryableFailure,
   isTerminal,
   runGemini,
@@ -246,6 +247,21 @@ describe('runGemini: exact streams', () => {
     expect(noisy.message).not.toContain('256-color');
     expect(noisy.message).not.toContain('Ripgrep');
     expect(noisy.stderr).toBe(stderr);
+  });
+
+  it('geminiSession reads the stderr of a failed exit as runGemini does: what is wrong, not the routine lines before it', async () => {
+    const stderr = `${ROUTINE_STDERR}${geminiFacts('missing-api-key').stderr}`;
+    const messages = await lastValueFrom(
+      EMPTY.pipe(
+        geminiSession({
+          executable: process.execPath,
+          executableArgs: [fixture('fake-pi.mjs'), fixture('gemini/missing-api-key.jsonl')],
+          env: { FAKE_PI_EXIT: '41', FAKE_PI_STDERR: stderr },
+        }),
+        toArray(),
+      ),
+    );
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'exit', exitCode: 41, stderr, message: `Gemini CLI exited with code 41: ${MISSING_KEY}` });
   });
 
   it('cancel-sigterm-norelaunch: SIGTERM makes Gemini CLI exit 0 without a result: a failure (missing-terminal), never a completion', async () => {

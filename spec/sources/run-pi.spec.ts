@@ -252,9 +252,13 @@ describe('runPi: failures in the stream', () => {
     });
   });
 
-  it('a non-zero exit reports the last stderr line', async () => {
+  it('a non-zero exit reports the stderr line that says what is wrong', async () => {
     const messages = await replay('no_prompt', { exit: '1', env: { FAKE_PI_STDERR: "No session found matching 'deadbeef'\n" } });
     expect(messages.at(-1)).toMatchObject({ reason: 'exit', exitCode: 1, message: "pi exited with code 1: No session found matching 'deadbeef'" });
+    // pi 0.73.1 without an API key: what it says first, not the docs it points to last.
+    const noKey = 'No API key found for the selected model.\n\nUse /login to log into a provider via OAuth or API key. See:\n  /opt/pi/docs/providers.md\n  /opt/pi/docs/models.md\n';
+    const failed = await replay('no_prompt', { exit: '1', env: { FAKE_PI_STDERR: noKey } });
+    expect(failed.at(-1)).toMatchObject({ reason: 'exit', exitCode: 1, stderr: noKey, message: 'pi exited with code 1: No API key found for the selected model.' });
   });
 });
 

@@ -100,6 +100,7 @@ describe('agent-rx/browser', () => {
     // Outside lib/browser: the messages, the retry and collecting operators with what they need, nothing else.
     expect(inputs.filter((input) => input.startsWith('lib/') && !input.startsWith('lib/browser')).sort()).toEqual([
       'lib/messages.ts',
+      'lib/operators/answer-text.ts',
       'lib/operators/collect-run.ts',
       'lib/operators/is-retryable-failure.ts',
       'lib/operators/retry-agent-run.ts',

@@ -100,6 +100,8 @@ export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<
   return {
     name: options.name,
     createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined }),
+    // The session's id is the answer to `session/new`, before any prompt.
+    announcesSession: () => true,
     open: (state, channel) => {
       connect(state, channel, options);
       return [];
@@ -153,13 +155,15 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
         state.sessionId = session.sessionId;
         const asks = state.pending.splice(0).map((ask) => perform(state, ask));
         channel.react({
-          facts: [{ type: 'content', message: { type: 'session.started', sessionId: session.sessionId } }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
+          facts: [{ type: 'content', message: { type: 'session.started', sessionId: session.sessionId } }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
           outputs: asks.flatMap((reaction) => reaction.outputs ?? []),
         });
       },
       (error: unknown) => {
         state.fatal = `the ${options.name} could not open a session: ${messageOf(error)}`;
-        channel.react(endFatal(state));
+        // The session will not open: its first prompt's turn fails with this.
+        const fatal = endFatal(state);
+        channel.react({ ...fatal, facts: [...(fatal.facts ?? []), { type: 'opened' }] });
       },
     );
 }

@@ -38,8 +38,13 @@ interface ClaudeTurn {
 
 /** The Claude Code session protocol's state, one per session subscription. */
 export interface ClaudeSessionState {
-  /** The id a new session is given (`--session-id`), announced once the CLI answers `initialize`. */
+  /**
+   * The id announced once the CLI answers `initialize`: the one a new session is given
+   * (`--session-id`), or the one it resumes (`--resume`); undefined with `--continue`.
+   */
   readonly sessionId: string | undefined;
+  /** The session is resumed: it is announced as `session.resumed`. */
+  readonly resumed: boolean;
   nextRequest: number;
   turn: ClaudeTurn | null;
   /** `total_cost_usd` of the last result: the session's cost so far. */
@@ -64,7 +69,9 @@ const INITIALIZE = 'agent-rx-initialize';
  * - closing stdin lets a running turn go on (a hung one for good): the input is closed only
  *   between turns; at that end the CLI exits 1 when its last result was an error.
  * `total_cost_usd` is the session's so far: a turn's cost is the difference. A new session gets its
- * id from agent-rx (`--session-id`), announced as soon as the CLI answers `initialize`.
+ * id from agent-rx (`--session-id`), and is announced as soon as the CLI answers `initialize`; so
+ * is one resumed by id (`resume`: the CLI exits before it answers when it has no such session).
+ * With `--continue` the id is the CLI's to tell, in its first turn's `system/init` line.
  *
  * @example
  * // What claudeCodeSession does, by hand: Claude Code's duplex stream-json mode.
@@ -80,13 +87,16 @@ const INITIALIZE = 'agent-rx-initialize';
  *   )
  *   .subscribe(render);
  */
-export function claudeSessionProtocol(options: { readonly newSession?: boolean } = {}): SessionProtocol<ClaudeSessionState> {
+export function claudeSessionProtocol(options: { readonly newSession?: boolean; readonly resume?: string } = {}): SessionProtocol<ClaudeSessionState> {
   const newSession = options.newSession !== false;
+  const resume = newSession ? undefined : options.resume;
   return {
     name: 'Claude Code',
-    createState: () => ({ sessionId: newSession ? randomUUID() : undefined, nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
-    args: (state) => (state.sessionId === undefined ? [] : ['--session-id', state.sessionId]),
-    // The CLI answers `initialize` once it is up: a new session is announced then, before any prompt.
+    createState: () => ({ sessionId: newSession ? randomUUID() : resume, resumed: !newSession, nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
+    args: (state) => (state.sessionId === undefined || state.resumed ? [] : ['--session-id', state.sessionId]),
+    // The CLI answers `initialize` once it is up: a session whose id is known is announced then,
+    // before any prompt is written.
+    announcesSession: (state) => state.sessionId !== undefined,
     open: (state) => (state.sessionId === undefined ? [] : [{ type: 'write', line: { type: 'control_request', request_id: INITIALIZE, request: { subtype: 'initialize' } } }]),
     act,
     read,
@@ -152,7 +162,10 @@ function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
   }
   if (event.type === 'control_response' && field(field(event, 'response'), 'request_id') === INITIALIZE) {
     const ok = field(field(event, 'response'), 'subtype') === 'success';
-    return ok && state.sessionId !== undefined ? { facts: [{ type: 'content', message: { type: 'session.started', sessionId: state.sessionId } }] } : NO_REACTION;
+    // Refused, it is announced by its first turn's lines instead; either way the prompts may go.
+    const announced: ProtocolFact[] =
+      ok && state.sessionId !== undefined ? [{ type: 'content', message: { type: state.resumed ? 'session.resumed' : 'session.started', sessionId: state.sessionId } }] : [];
+    return { facts: [...announced, { type: 'opened' }] };
   }
   if (turn === null) return NO_REACTION;
   if (event.type === 'control_response') return onControlResponse(state, turn, field(event, 'response'));

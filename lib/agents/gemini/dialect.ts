@@ -5,11 +5,11 @@ import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js'
 import type { Conclusion, Dialect, FailureDetails } from '../../operators/dialect.js';
 import type { AgentEvent, RunExit } from '../../operators/items.js';
 import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
+import { meaningfulLines, quoted } from '../../operators/stderr-lines.js';
 import type { ProcessItem } from '../../process/items.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
 import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
-import { meaningfulLines, quoted } from '../shared/stderr.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';

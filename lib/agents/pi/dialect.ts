@@ -5,6 +5,7 @@ import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js'
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
 import type { TextReading } from '../../operators/snapshot-to-delta.js';
+import { firstMeaningfulLine } from '../../operators/stderr-lines.js';
 import type { ProcessItem } from '../../process/items.js';
 import { contentText } from '../shared/content.js';
 import { narrowEvents } from '../shared/events.js';
@@ -128,6 +129,7 @@ export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
       const status = /^(\d{3})\b/.exec(state.lastError ?? '')?.[1];
       return status === undefined ? {} : { httpStatus: Number(status) };
     },
+    stderrLine: piStderrLine,
     sessionId: (state) => state.session.sessionId,
   };
 }
@@ -207,6 +209,18 @@ function piUsage(usage: NonNullable<PiMessage['usage']>): Usage {
     total: usage.totalTokens ?? usage.input + usage.output,
     cost: usage.cost?.total,
   });
+}
+
+// What pi prints that does not say why it stopped: its warnings (it goes on after them) and its pointer to /login.
+const STDERR_NOISE = [/^Warning: /, /^Use \/login\b/];
+
+/**
+ * The stderr line that explains a failed exit of pi: the first that says what is wrong ("No API
+ * key found for the selected model."), not a warning before it, its /login hint or the docs it
+ * points to; a stderr of warnings only gives its first warning.
+ */
+export function piStderrLine(stderr: string): string | undefined {
+  return firstMeaningfulLine(stderr, STDERR_NOISE) ?? firstMeaningfulLine(stderr);
 }
 
 function concludePi(state: PiState): Conclusion {

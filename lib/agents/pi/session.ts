@@ -40,6 +40,8 @@ const dialect = piDialect();
 
 /**
  * pi's `--mode rpc`, as a session protocol. The traps it handles, each seen in runs of the real CLI:
+ * - rpc mode prints no session header: a `get_state` at start tells the session's id, and the
+ *   session is announced with it before the first prompt is written;
  * - responses are not in command order: every command has an id, and replies are matched by it;
  * - a steer is a `prompt` with `streamingBehavior: "steer"`: pi takes it into the running turn, and
  *   when the turn just ended, starts a run with it (a plain `steer` would wait in pi's queue for the
@@ -71,6 +73,9 @@ export function piSessionProtocol(options: { readonly resuming?: boolean } = {})
   return {
     name: 'pi',
     createState: () => ({ nextId: 0, sessionId: undefined, turn: null, carried: 0 }),
+    // pi answers `get_state` as soon as it reads commands, with the session's id: the session is
+    // announced then, before the first prompt is written.
+    announcesSession: () => true,
     open: () => [{ type: 'write', line: { id: STATE_REQUEST, type: 'get_state' } }],
     act,
     read: (state, event) => read(state, event, resuming),
@@ -151,9 +156,9 @@ function onResponse(state: PiSessionState, event: AgentEvent, resuming: boolean)
   const turn = state.turn;
   if (id === STATE_REQUEST) {
     const sessionId = stringOf(field(event['data'], 'sessionId'));
-    if (sessionId === undefined || state.sessionId !== undefined) return NO_REACTION;
+    if (sessionId === undefined || state.sessionId !== undefined) return { facts: [{ type: 'opened' }] };
     state.sessionId = sessionId;
-    return { facts: [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId } }] };
+    return { facts: [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId } }, { type: 'opened' }] };
   }
   if (turn === null || id === undefined) return NO_REACTION;
   const failed = event['success'] === false;

@@ -1,6 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { codexDialect, codexOutputToMessages, codexStderrLine, createCodexTextReader, type CliMessage, type ProcessItem } from '../../../lib/index.js';
-import { exit, scheduler, terminalFailed } from '../../helpers/items.js';
+import { from } from 'rxjs';
+import {
+  codexAppServerDialect,
+  codexDialect,
+  codexOutputToMessages,
+  codexStderrLine,
+  createCodexTextReader,
+  mapToCliMessage,
+  type CliMessage,
+  type ProcessItem,
+} from '../../../lib/index.js';
+import { exit, runExit, scheduler, terminalFailed } from '../../helpers/items.js';
 
 const line = (value: object): ProcessItem => ({ kind: 'line', text: JSON.stringify(value) });
 const item = (phase: 'started' | 'updated' | 'completed', fields: { id: string; type: string } & Record<string, unknown>) => line({ type: `item.${phase}`, item: fields });
@@ -419,5 +429,14 @@ describe('codexStderrLine', () => {
   it('cuts a long explanation at 500 characters', () => {
     const long = `Error: ${'x'.repeat(600)}`;
     expect(codexStderrLine(long)).toBe(`${long.slice(0, 500)}…`);
+  });
+
+  it('is how the app-server dialect (codexSession) reads a failed exit too: the same binary, the same stderr', () => {
+    const stderr = [noise[0], 'Error loading config.toml: `wire_api = "chat"` is no longer supported.', 'in `model_providers.fake`', ''].join('\n');
+    const messages: CliMessage[] = [];
+    from([runExit({ exitCode: 1, stderr })]).pipe(mapToCliMessage(codexAppServerDialect())).subscribe((message) => messages.push(message));
+    expect(messages).toEqual([
+      expect.objectContaining({ type: 'terminal.failed', reason: 'exit', stderr, message: 'Codex exited with code 1: Error loading config.toml: `wire_api = "chat"` is no longer supported. in `model_providers.fake`' }),
+    ]);
   });
 });

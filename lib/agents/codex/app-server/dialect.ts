@@ -8,7 +8,7 @@ import { installHint } from '../../shared/options.js';
 import { SessionHeader } from '../../shared/session.js';
 import { ToolCalls } from '../../shared/tool-calls.js';
 import { addUsage } from '../../shared/usage.js';
-import { codexUsage, retryNotice } from '../dialect.js';
+import { codexStderrLine, codexUsage, retryNotice } from '../dialect.js';
 import { parseJsonRpcLine } from '../../shared/json-rpc.js';
 import { appServerEventSchemas, type AppServerEvent } from './events.js';
 
@@ -121,6 +121,8 @@ export function codexAppServerDialect(): Dialect<AppServerState> {
     map: mapAppServerEvent,
     conclude: concludeTurn,
     lastError: (state) => state.turn?.error ?? state.lastError,
+    // The same binary as `codex exec`: the same stderr.
+    stderrLine: codexStderrLine,
     sessionId: (state) => state.session.sessionId,
   };
 }

@@ -75,6 +75,8 @@ export function codexAppServerProtocol(options: AppServerSessionOptions): Sessio
   return {
     name: 'Codex',
     createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined }),
+    // The thread's id comes in the answer to `thread/start` (`thread/resume`), before any turn.
+    announcesSession: () => true,
     open: () => [
       write({ id: 'agent-rx-init', method: 'initialize', params: { clientInfo: { name: 'agent-rx', title: 'agent-rx', version: VERSION } } }),
       write({ method: 'initialized' }),
@@ -199,10 +201,12 @@ function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: b
     const threadId = stringOf(field(field(event['result'], 'thread'), 'id'));
     if (error !== undefined || threadId === undefined) {
       state.fatal = `Codex could not ${resuming ? 'resume' : 'start'} the thread: ${error ?? 'no thread id'}`;
-      return endFatal(state);
+      // The session will not open: its first prompt's turn fails with this.
+      const fatal = endFatal(state);
+      return { ...fatal, facts: [...(fatal.facts ?? []), { type: 'opened' }] };
     }
     state.threadId = threadId;
-    const facts: ProtocolFact[] = [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId: threadId } }];
+    const facts: ProtocolFact[] = [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId: threadId } }, { type: 'opened' }];
     const reactions = state.pending.splice(0).map((ask) => perform(state, ask));
     return { facts: [...facts, ...reactions.flatMap((reaction) => reaction.facts ?? [])], outputs: reactions.flatMap((reaction) => reaction.outputs ?? []) };
   }
