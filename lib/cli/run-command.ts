@@ -7,7 +7,9 @@ import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/opti
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
+import { redisUrlProblem } from '../fleet/connection.js';
 import { directoryProblem, withFlagHint } from './checks.js';
+import { errorText } from './error-text.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
@@ -169,6 +171,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   let stop: (() => Promise<void>) | undefined;
   const fleet = values.fleet;
   if (fleet !== undefined) {
+    const problem = redisUrlProblem(fleet);
+    if (problem !== null) return { kind: 'usage-error', message: `--fleet ${problem}` };
     // What runs the agent is the worker's: flags that would choose it here are refused.
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
@@ -177,7 +181,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     try {
       spec = checkRunSpec({ agent, options: fleetOptions(agent, values, prompt, limits) });
     } catch (error) {
-      return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+      return { kind: 'usage-error', message: errorText(error) };
     }
     const run = fleetRun(fleet, spec, reportOnce);
     source = run.source;
@@ -237,7 +241,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   try {
     source();
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: errorText(error) };
   }
   const built = source;
   const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: () => built().pipe(map(withFlagHint)) } as const;

@@ -20,6 +20,8 @@ function cli(args: readonly string[]): Promise<{ code: number | null; stdout: st
   });
 }
 
+const firstLine = (text: string): string => text.split('\n')[0] ?? '';
+
 const messagesOf = (stdout: string): CliMessage[] =>
   stdout
     .trimEnd()
@@ -99,9 +101,29 @@ describe('agent-rx worker and agent-rx run --fleet', () => {
       expect(request).toMatchObject({ kind: 'usage-error', message: expect.stringContaining("is the worker's to choose") });
     }
     const worker = await cli(['worker', '--redis', 'http://example']);
-    expect(worker.code).toBe(1);
-    expect(worker.stderr).toContain('must be a redis://, rediss:// or unix:// URL');
+    expect(worker.code).toBe(2);
+    expect(firstLine(worker.stderr)).toBe("agent-rx worker: --redis must be a redis://, rediss:// or unix:// URL; got 'http://example'");
     const usage = await cli(['worker']);
     expect(usage.code).toBe(2);
+  });
+
+  it('refuses a --fleet or --redis that is not a Redis URL as a usage error: exit 2, one line naming the flag, nothing printed or run before it', async () => {
+    const run = await cli(['run', '--fleet', 'notaurl', 'hi']);
+    expect({ code: run.code, stdout: run.stdout, first: firstLine(run.stderr) }).toEqual({ code: 2, stdout: '', first: "agent-rx run: --fleet must be a redis://, rediss:// or unix:// URL; got 'notaurl'" });
+    const worker = await cli(['worker', '--redis', 'notaurl']);
+    expect({ code: worker.code, stdout: worker.stdout, first: firstLine(worker.stderr) }).toEqual({ code: 2, stdout: '', first: "agent-rx worker: --redis must be a redis://, rediss:// or unix:// URL; got 'notaurl'" });
+  });
+
+  it('says a refusal of the library once under the command\u2019s name, never "agent-rx: " twice', async () => {
+    const cases: [readonly string[], string][] = [
+      [['run', '--fleet', 'redis://127.0.0.1:1', '--model', '', 'hi'], 'agent-rx run: not a run spec (options.model: Too small: expected string to have >=1 characters)'],
+      [['run', '--model', '', 'hi'], 'agent-rx run: model must be a non-empty string'],
+      [['worker', '--redis', 'redis://127.0.0.1:1', '--allow-cwd', '/no/such/folder'], 'agent-rx worker: --allow-cwd /no/such/folder: no such directory'],
+    ];
+    for (const [args, line] of cases) {
+      const result = await cli(args);
+      expect({ args, code: result.code, first: firstLine(result.stderr) }).toEqual({ args, code: 2, first: line });
+      expect(result.stderr).not.toMatch(/agent-rx \w+: agent-rx:/);
+    }
   });
 });
