@@ -5,6 +5,7 @@ import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { directoryProblem, withFlagHint } from './checks.js';
+import { errorText } from './error-text.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
@@ -112,7 +113,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   try {
     built = factory(options);
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: errorText(error) };
   }
   const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(withFlagHint));
   const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
