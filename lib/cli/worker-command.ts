@@ -236,12 +236,8 @@ export function worker(argv: readonly string[]): void {
 }
 
 async function start(settings: WorkerSettings, say: (line: Record<string, unknown>, text: string) => void, onError: (error: Error) => void): Promise<void> {
-  let fleet: typeof import('../fleet.js');
-  try {
-    fleet = await import('../fleet.js');
-  } catch (error) {
-    throw new Error(`the fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
+  // A missing bullmq or ioredis fails here with the fleet's own message.
+  const fleet = await import('../fleet.js');
   const options: ServeRunsOptions = {
     connection: settings.redis,
     concurrency: settings.concurrency,

@@ -1,9 +1,9 @@
-import { Queue, type ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
-import type { Redis } from 'ioredis';
 import { CliMessageSchema, isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
 import { fleetFailure } from './failure.js';
+import { Queue, type Redis } from './peers.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 

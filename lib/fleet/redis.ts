@@ -1,5 +1,6 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { redisOptions, type FleetConnection } from './connection.js';
+import { Redis } from './peers.js';
 
 export { redisOptions, type FleetConnection };
 

@@ -1,6 +1,5 @@
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
 import type { Observable, Subscription } from 'rxjs';
 import { AGENTS } from '../agents/table.js';
 import type { RunClaudeCodeOptions } from '../agents/claude/options.js';
@@ -12,6 +11,7 @@ import type { StopReport } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
 import { workerFolderOnly } from './cwd.js';
 import { fleetFailure } from './failure.js';
+import { UnrecoverableError, Worker, type Redis } from './peers.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 
