@@ -13,7 +13,9 @@ export interface FleetRun {
   readonly stop: () => Promise<void>;
 }
 
-export function fleetRun(connection: string, spec: RunSpec, onError: (error: Error) => void): FleetRun {
+// Redis trouble is not reported apart: the run ends in-band with it (`setup` when Redis never
+// answered, `lost` when it went away), its cause in the terminal's message.
+export function fleetRun(connection: string, spec: RunSpec): FleetRun {
   let dispatcher: RunDispatcher | null = null;
   const source = (): Observable<CliMessage> =>
     new Observable<CliMessage>((subscriber) => {
@@ -22,7 +24,7 @@ export function fleetRun(connection: string, spec: RunSpec, onError: (error: Err
       import('../fleet.js').then(
         ({ createRunDispatcher }) => {
           if (closed) return;
-          dispatcher = createRunDispatcher({ connection, onError });
+          dispatcher = createRunDispatcher({ connection });
           inner = dispatcher.run(spec).subscribe(subscriber);
         },
         (error: unknown) => {

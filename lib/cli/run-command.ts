@@ -183,7 +183,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     } catch (error) {
       return { kind: 'usage-error', message: errorText(error) };
     }
-    const run = fleetRun(fleet, spec, reportOnce);
+    const run = fleetRun(fleet, spec);
     source = run.source;
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };
@@ -286,14 +286,6 @@ function fleetOptions(
       return { ...common, ...(tools === undefined ? {} : { allowedTools: tools }), ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? 'continue' : { resume: session } }) };
     }
   }
-}
-
-/** Redis trouble of a fleet run, on stderr: each message once (the run itself ends in-band). */
-const reported = new Set<string>();
-function reportOnce(error: Error): void {
-  if (reported.has(error.message)) return;
-  reported.add(error.message);
-  process.stderr.write(`agent-rx run: ${error.message}\n`);
 }
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options in ms, or what is wrong with one. */

@@ -50,3 +50,8 @@ export function redisUrlProblem(url: string): string | null {
   }
 }
 
+/** Where a connection leads, for messages: `host:port`, or the socket's path. */
+export function describeConnection(options: RedisOptions): string {
+  if (options.path !== undefined) return options.path;
+  return `${options.host ?? 'localhost'}:${String(options.port ?? 6379)}`;
+}

@@ -5,6 +5,7 @@ import { parseRunArgs } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
 import { CliMessageSchema, type CliMessage } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
+import { unusedPort } from '../helpers/redis-server.js';
 import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { FLEET_AGENT, fleetWorld, gone } from '../fleet/fleet-world.js';
 
@@ -106,6 +107,15 @@ describe('agent-rx worker and agent-rx run --fleet', () => {
     const usage = await cli(['worker']);
     expect(usage.code).toBe(2);
   });
+
+  it('run --fleet at a Redis that never answers: one line, the run failed setup with what failed, where and why, exit 1', async () => {
+    const port = String(await unusedPort());
+    const result = await cli(['run', '--fleet', `redis://127.0.0.1:${port}`, '--json', 'hi']);
+    expect({ code: result.code, stderr: result.stderr, lines: result.stdout.trimEnd().split('\n').length }).toEqual({ code: 1, stderr: '', lines: 1 });
+    expect(messagesOf(result.stdout)).toEqual([
+      expect.objectContaining({ type: 'terminal.failed', reason: 'setup', message: `the fleet's Redis at 127.0.0.1:${port} could not be reached: connect ECONNREFUSED 127.0.0.1:${port}` }),
+    ]);
+  }, 60_000);
 
   it('refuses a --fleet or --redis that is not a Redis URL as a usage error: exit 2, one line naming the flag, nothing printed or run before it', async () => {
     const run = await cli(['run', '--fleet', 'notaurl', 'hi']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { redisOptions, redisUrlProblem } from '../../lib/fleet/connection.js';
+import { describeConnection, redisOptions, redisUrlProblem } from '../../lib/fleet/connection.js';
 
 describe('the fleet connection', () => {
   it('reads redis://, rediss:// and unix:// URLs into ioredis options', () => {
@@ -19,4 +19,9 @@ describe('the fleet connection', () => {
     expect(redisUrlProblem('unix:///tmp/redis.sock')).toBeNull();
   });
 
+  it('names where a connection leads: host and port, or the socket', () => {
+    expect(describeConnection(redisOptions('redis://127.0.0.1:1'))).toBe('127.0.0.1:1');
+    expect(describeConnection({})).toBe('localhost:6379');
+    expect(describeConnection({ path: '/tmp/redis.sock' })).toBe('/tmp/redis.sock');
+  });
 });

@@ -1,0 +1,68 @@
+import { describe, expect, it } from '@jest/globals';
+import { lastValueFrom, toArray, type Observable } from 'rxjs';
+import { createRunDispatcher, type RunDispatcher } from '../../lib/fleet.js';
+import { isRetryableFailure, retryAgentRun, type CliMessage, type TerminalFailed } from '../../lib/index.js';
+import { unusedPort } from '../helpers/redis-server.js';
+import { delay } from '../helpers/tagged-child.js';
+import { fleetWorld } from './fleet-world.js';
+
+const world = fleetWorld();
+const collect = <T>(source: Observable<T>): Promise<T[]> => lastValueFrom(source.pipe(toArray()));
+const spec = { agent: 'pi', options: { prompt: 'hi', model: 'text' } } as const;
+
+/** A dispatcher of Redis at `connection`, closed by the test. */
+async function using<T>(connection: string, lostAfterMs: number, test: (dispatcher: RunDispatcher) => Promise<T>): Promise<T> {
+  const dispatcher = createRunDispatcher({ connection, lostAfterMs, blockMs: 100 });
+  try {
+    return await test(dispatcher);
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+describe('a fleet run whose Redis cannot be reached', () => {
+  it('ends setup when Redis never answered: what failed, where, and why; not retryable, and retryAgentRun does not retry it', async () => {
+    const port = await unusedPort();
+    await using(`redis://127.0.0.1:${String(port)}`, 1000, async (dispatcher) => {
+      const startedAt = performance.now();
+      const messages = await collect(dispatcher.run(spec).pipe(retryAgentRun({ delay: 0 })));
+      const expected = `the fleet's Redis at 127.0.0.1:${String(port)} could not be reached: connect ECONNREFUSED 127.0.0.1:${String(port)}`;
+      expect(messages).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'setup', message: expected })]);
+      expect(isRetryableFailure(messages[0] as TerminalFailed)).toBe(false);
+      // It waited for Redis to come up (lostAfterMs), once: not a new attempt per retry.
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(900);
+      const [entry] = await collect(dispatcher.follow('never-enqueued'));
+      expect(entry?.message).toMatchObject({ type: 'terminal.failed', reason: 'setup', message: expected });
+    });
+  });
+
+  it('waits lostAfterMs for a Redis that never answered yet: one that comes up a moment later runs the run', async () => {
+    await world.redis().kill();
+    await using(world.redis().url, 10_000, async (dispatcher) => {
+      const messages = collect(dispatcher.run(spec));
+      await delay(1500);
+      await world.redis().restart();
+      await world.startWorker('late-redis');
+      expect((await messages).at(-1)).toMatchObject({ type: 'terminal.completed' });
+    }).finally(async () => {
+      if (world.redis().pid() === -1) await world.redis().restart();
+    });
+  });
+
+  it('ends lost, retryable, when Redis answered and went away, with the connection\u2019s error rather than ioredis\u2019s retry count', async () => {
+    await using(world.redis().url, 1000, async (dispatcher) => {
+      // Answered once: a reader of a run nobody knows is told so by Redis.
+      expect((await collect(dispatcher.follow('unknown'))).map((entry) => entry.message)).toEqual([expect.objectContaining({ reason: 'lost', message: expect.stringContaining('no run unknown is known') })]);
+      await world.redis().kill();
+      try {
+        const messages: CliMessage[] = await collect(dispatcher.run(spec));
+        expect(messages).toEqual([
+          expect.objectContaining({ type: 'terminal.failed', reason: 'lost', message: `the run could not be put on the queue at ${world.redis().path}: connect ECONNREFUSED ${world.redis().path}` }),
+        ]);
+        expect(isRetryableFailure(messages[0] as TerminalFailed)).toBe(true);
+      } finally {
+        await world.redis().restart();
+      }
+    });
+  });
+});
