@@ -268,6 +268,8 @@ async function start(settings: WorkerSettings, say: (line: Record<string, unknow
     });
   }
   await server.ready;
+  // Closed before it was ready (Redis not reached yet): it never was.
+  if (signals > 0) return;
   const agents = Object.keys(settings.agents).join(', ');
   say({ type: 'ready', worker: server.workerName, concurrency: settings.concurrency, agents: Object.keys(settings.agents) }, `worker ${server.workerName} ready: ${String(settings.concurrency)} at once, ${agents}`);
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
 import { createRunDispatcher, type RunDispatcher } from '../../lib/fleet.js';
 import { isRetryableFailure, retryAgentRun, type CliMessage, type TerminalFailed } from '../../lib/index.js';
 import { unusedPort } from '../helpers/redis-server.js';
-import { delay } from '../helpers/tagged-child.js';
+import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { fleetWorld } from './fleet-world.js';
 
 const world = fleetWorld();
@@ -64,5 +65,46 @@ describe('a fleet run whose Redis cannot be reached', () => {
         await world.redis().restart();
       }
     });
+  });
+});
+
+const CLOSING_WORKER = fileURLToPath(new URL('./fixtures/closing-worker.ts', import.meta.url));
+
+/** A worker process that closes on SIGTERM and must then end by itself. */
+function closingWorker(url: string): TaggedChild {
+  return startTaggedNode([CLOSING_WORKER], 'AGENT_RX_FLEET_TEST', { FLEET_WORKER: JSON.stringify({ url, drainMs: 2000 }) });
+}
+
+/** close() settles, and leaves nothing behind that keeps the process alive: it ends by itself, well within a generous bound. */
+async function closesAndEnds(worker: TaggedChild): Promise<void> {
+  worker.child.kill('SIGTERM');
+  expect(await worker.exitWithin(10_000)).toEqual({ code: 0, signal: null });
+  expect(worker.stdout()).toMatch(/"event":"closed"/);
+}
+
+describe('a worker (serveRuns) whose Redis cannot be reached', () => {
+  it('closes when it never reached Redis: ready and close() settle at once, and nothing is left to keep its process alive', async () => {
+    const port = String(await unusedPort());
+    const worker = closingWorker(`redis://127.0.0.1:${port}`);
+    try {
+      await worker.waitForLine(/"event":"error".*ECONNREFUSED/);
+      await closesAndEnds(worker);
+      expect(worker.stdout()).not.toMatch(/"event":"ready"/);
+    } finally {
+      worker.cleanUp();
+    }
+  });
+
+  it('closes when Redis died under it: close() settles, and nothing is left to keep its process alive', async () => {
+    const worker = closingWorker(world.redis().url);
+    try {
+      await worker.waitForLine(/"event":"ready"/);
+      await world.redis().kill();
+      await worker.waitForLine(/"event":"error"/);
+      await closesAndEnds(worker);
+    } finally {
+      worker.cleanUp();
+      await world.redis().restart();
+    }
   });
 });
