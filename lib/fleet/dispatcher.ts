@@ -2,11 +2,11 @@ import type { ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
 import { CliMessageSchema, isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
+import { describeConnection } from './connection.js';
 import { fleetFailure } from './failure.js';
 import { Queue, type Redis } from './peers.js';
 import { RedisWatch } from './redis-watch.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
-import { describeConnection } from './connection.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 
 /**

@@ -37,6 +37,15 @@ describe('a fleet run whose Redis cannot be reached', () => {
     });
   });
 
+  it('stops waiting for a Redis that never answered when the dispatcher is closed: the run ends stopped', async () => {
+    const port = String(await unusedPort());
+    const dispatcher = createRunDispatcher({ connection: `redis://127.0.0.1:${port}`, lostAfterMs: 600_000 });
+    const messages = collect(dispatcher.run(spec));
+    await delay(300);
+    await dispatcher.close();
+    expect(await messages).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'stopped', message: 'the dispatcher was closed before the run was put on the queue' })]);
+  });
+
   it('waits lostAfterMs for a Redis that never answered yet: one that comes up a moment later runs the run', async () => {
     await world.redis().kill();
     await using(world.redis().url, 10_000, async (dispatcher) => {
