@@ -6,6 +6,7 @@ import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/tabl
 import { stopAllRuns } from '../process/run-registry.js';
 import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
 import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
+import { errorText } from './error-text.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
 import { onStopSignals } from './stop-signals.js';
@@ -66,7 +67,7 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   try {
     session({ cwd: process.cwd(), mcpServers: [] });
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: errorText(error) };
   }
   return { kind: 'acp', agent, options, session };
 }

@@ -5,6 +5,7 @@ import type { GeminiApprovalMode } from '../agents/gemini/options.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { directoryProblem } from './checks.js';
+import { errorText } from './error-text.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 import { parseArgsProblem } from './usage.js';
@@ -115,7 +116,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   try {
     built = factory(options);
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: errorText(error) };
   }
   const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(inFlagWords));
   const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');

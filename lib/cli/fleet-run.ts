@@ -5,6 +5,7 @@ import type { RunDispatcher } from '../fleet.js';
 import { fleetFailure } from '../fleet/failure.js';
 import type { RunSpec } from '../fleet/run-spec.js';
 import type { CliMessage } from '../messages.js';
+import { errorText } from './error-text.js';
 
 /** A fleet run for the command line: its source, and `stop` (a signal: cancel it, and end it in-band with `stopped`). */
 export interface FleetRun {
@@ -12,7 +13,9 @@ export interface FleetRun {
   readonly stop: () => Promise<void>;
 }
 
-export function fleetRun(connection: string, spec: RunSpec, onError: (error: Error) => void): FleetRun {
+// Redis trouble is not reported apart: the run ends in-band with it (`setup` when Redis never
+// answered, `lost` when it went away), its cause in the terminal's message.
+export function fleetRun(connection: string, spec: RunSpec): FleetRun {
   let dispatcher: RunDispatcher | null = null;
   const source = (): Observable<CliMessage> =>
     new Observable<CliMessage>((subscriber) => {
@@ -21,13 +24,12 @@ export function fleetRun(connection: string, spec: RunSpec, onError: (error: Err
       import('../fleet.js').then(
         ({ createRunDispatcher }) => {
           if (closed) return;
-          dispatcher = createRunDispatcher({ connection, onError });
+          dispatcher = createRunDispatcher({ connection });
           inner = dispatcher.run(spec).subscribe(subscriber);
         },
         (error: unknown) => {
-          subscriber.next(
-            fleetFailure('setup', `--fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`),
-          );
+          // A missing bullmq or ioredis: the fleet's own message says what to install.
+          subscriber.next(fleetFailure('setup', errorText(error)));
           subscriber.complete();
         },
       );

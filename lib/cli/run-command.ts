@@ -7,7 +7,9 @@ import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/opti
 import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
 import type { CliMessage } from '../messages.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
+import { redisUrlProblem } from '../fleet/connection.js';
 import { directoryProblem } from './checks.js';
+import { errorText } from './error-text.js';
 import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
@@ -171,6 +173,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   let stop: (() => Promise<void>) | undefined;
   const fleet = values.fleet;
   if (fleet !== undefined) {
+    const problem = redisUrlProblem(fleet);
+    if (problem !== null) return { kind: 'usage-error', message: `--fleet ${problem}` };
     // What runs the agent is the worker's: flags that would choose it here are refused.
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
@@ -179,9 +183,9 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     try {
       spec = checkRunSpec({ agent, options: fleetOptions(agent, values, prompt, limits) });
     } catch (error) {
-      return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+      return { kind: 'usage-error', message: errorText(error) };
     }
-    const run = fleetRun(fleet, spec, reportOnce);
+    const run = fleetRun(fleet, spec);
     source = run.source;
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };
@@ -239,7 +243,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   try {
     source();
   } catch (error) {
-    return { kind: 'usage-error', message: error instanceof Error ? error.message : String(error) };
+    return { kind: 'usage-error', message: errorText(error) };
   }
   const built = source;
   const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: built } as const;
@@ -284,14 +288,6 @@ function fleetOptions(
       return { ...common, ...(tools === undefined ? {} : { allowedTools: tools }), ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? 'continue' : { resume: session } }) };
     }
   }
-}
-
-/** Redis trouble of a fleet run, on stderr: each message once (the run itself ends in-band). */
-const reported = new Set<string>();
-function reportOnce(error: Error): void {
-  if (reported.has(error.message)) return;
-  reported.add(error.message);
-  process.stderr.write(`agent-rx run: ${error.message}\n`);
 }
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options in ms, or what is wrong with one. */

@@ -5,7 +5,10 @@ import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { AGENT_NAMES, isAgentName, type AgentName } from '../agents/table.js';
 import type { RunServer, ServeRunsOptions, WorkerAgents, WorkerRunEvent } from '../fleet.js';
+import { redisUrlProblem } from '../fleet/connection.js';
+import { directoryProblem } from './checks.js';
 import { parseDuration } from './duration.js';
+import { errorText } from './error-text.js';
 import { joinDashValues } from './run-command.js';
 import { STOP_SIGNALS } from './stop-signals.js';
 import { answeredUsage, parseArgsProblem } from './usage.js';
@@ -138,6 +141,8 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
   }
   const redis = values.redis ?? config.redis;
   if (redis === undefined) return usageError('--redis (or "redis" in --config) is needed');
+  const redisProblem = redisUrlProblem(redis);
+  if (redisProblem !== null) return usageError(values.redis === undefined ? `--config ${values.config ?? ''}: redis ${redisProblem}` : `--redis ${redisProblem}`);
   const concurrency = values.concurrency === undefined ? (config.concurrency ?? 1) : Number(values.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1) return usageError(`--concurrency must be an integer >= 1; got ${values.concurrency ?? String(concurrency)}`);
 
@@ -154,6 +159,12 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
     const own = agents[name];
     if (own === undefined) return usageError(`--executable ${pair}: this worker does not run ${name} (see --agents)`);
     own['executable'] = path;
+  }
+
+  const allowCwd = values['allow-cwd'] ?? config.allowCwd ?? [];
+  for (const folder of allowCwd) {
+    const problem = directoryProblem(values['allow-cwd'] === undefined ? `--config ${values.config ?? ''}: allowCwd` : '--allow-cwd', folder);
+    if (problem !== undefined) return usageError(problem);
   }
 
   const limits: Record<'drain' | 'heartbeat' | 'heartbeatTtl', number | undefined> = { drain: undefined, heartbeat: undefined, heartbeatTtl: undefined };
@@ -174,7 +185,7 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
       redis,
       concurrency,
       agents,
-      allowCwd: values['allow-cwd'] ?? config.allowCwd ?? [],
+      allowCwd,
       name: values.name ?? config.name,
       queue: values.queue ?? config.queue,
       drainMs: limits.drain ?? 30_000,
@@ -219,18 +230,14 @@ export function worker(argv: readonly string[]): void {
     process.stderr.write(`agent-rx worker: ${error.message}\n`);
   };
   void start(settings, say, onError).catch((error: unknown) => {
-    process.stderr.write(`agent-rx worker: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`agent-rx worker: ${errorText(error)}\n`);
     process.exitCode = 1;
   });
 }
 
 async function start(settings: WorkerSettings, say: (line: Record<string, unknown>, text: string) => void, onError: (error: Error) => void): Promise<void> {
-  let fleet: typeof import('../fleet.js');
-  try {
-    fleet = await import('../fleet.js');
-  } catch (error) {
-    throw new Error(`the fleet needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-  }
+  // A missing bullmq or ioredis fails here with the fleet's own message.
+  const fleet = await import('../fleet.js');
   const options: ServeRunsOptions = {
     connection: settings.redis,
     concurrency: settings.concurrency,
@@ -261,6 +268,8 @@ async function start(settings: WorkerSettings, say: (line: Record<string, unknow
     });
   }
   await server.ready;
+  // Closed before it was ready (Redis not reached yet): it never was.
+  if (signals > 0) return;
   const agents = Object.keys(settings.agents).join(', ');
   say({ type: 'ready', worker: server.workerName, concurrency: settings.concurrency, agents: Object.keys(settings.agents) }, `worker ${server.workerName} ready: ${String(settings.concurrency)} at once, ${agents}`);
 }

@@ -1,9 +1,11 @@
-import { Queue, type ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
-import type { Redis } from 'ioredis';
 import { CliMessageSchema, isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
+import { describeConnection } from './connection.js';
 import { fleetFailure } from './failure.js';
+import { Queue, type Redis } from './peers.js';
+import { RedisWatch } from './redis-watch.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 
@@ -14,7 +16,10 @@ import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECON
 export interface RunDispatcherOptions extends FleetOptions {
   /**
    * No successful answer from Redis for this long: every run being read ends with `lost` (it
-   * cannot be written, so it is given to this caller's subscribers only). Default 10000.
+   * cannot be written, so it is given to this caller's subscribers only). A Redis that has not
+   * answered once since the dispatcher was created has as long to come up (it may be starting);
+   * then its runs end with `setup` and the connection's error (an address or a Redis to fix,
+   * which `retryAgentRun` does not retry). Default 10000.
    */
   readonly lostAfterMs?: number;
   /** A run no worker has taken after this long is removed from the queue and ends with `lost`. Default: no limit. */
@@ -105,6 +110,7 @@ export { fleetFailure };
  * | unsubscribe cancels, queued or running | a durable cancel key plus pub/sub: the worker runs the stop sequence; a waiting job is removed |
  * | a dead, frozen or cut-off worker ends the run `lost` within seconds | a heartbeat per run (1 s, 3 s TTL); any reader that finds it gone writes `lost` through the gate |
  * | Redis going away crashes nothing, hangs nothing | callers end `lost` after `lostAfterMs` (10 s) without a reply; workers live on and serve again when it is back |
+ * | a Redis that never answered is a setting to fix, not a lost run | a run waits `lostAfterMs` for its first answer (it may be starting), then ends `setup` with the connection's error, not retried |
  * | resume | stream entry ids: `follow(runId, { after })` replays exactly the rest (an SSE `Last-Event-ID`) |
  *
  * Not supported yet: sessions through the fleet (one-shot runs only) and Redis Cluster (each run's
@@ -134,6 +140,11 @@ class Dispatcher implements RunDispatcher {
   readonly #startTimeoutMs: number | undefined;
   readonly #blockMs: number;
   readonly #onError: (error: Error) => void;
+  /** Whether Redis ever answered, and why it does not now. */
+  readonly #watch: RedisWatch;
+  readonly #startedAt = performance.now();
+  /** Aborted by `close`: a run waiting for Redis's first answer stops waiting. */
+  readonly #closeController = new AbortController();
   #readerId: number | null = null;
   #lastOk = performance.now();
   #closed = false;
@@ -152,6 +163,7 @@ class Dispatcher implements RunDispatcher {
     this.#queue = new Queue(this.#queueName, { connection: { ...connection, maxRetriesPerRequest: 1 } as ConnectionOptions });
     this.#queue.on('error', this.#onError);
     this.#redis = fleetRedis(connection, this.#onError);
+    this.#watch = new RedisWatch(describeConnection(connection), this.#redis);
     this.#reader = fleetRedis(connection, this.#onError);
     this.#reader.on('ready', () => {
       this.#reader.client('ID').then(
@@ -265,6 +277,7 @@ class Dispatcher implements RunDispatcher {
 
   async #close(): Promise<void> {
     this.#closed = true;
+    this.#closeController.abort();
     this.#wake?.();
     const followers = [...this.#followers];
     this.#followers.clear();
@@ -287,6 +300,11 @@ class Dispatcher implements RunDispatcher {
 
   /** Puts a new run on the queue; the terminal to end it with when that cannot be done. */
   async #enqueue(runId: string, keys: RunKeys, spec: RunSpec): Promise<TerminalFailed | null> {
+    // A Redis that has not answered yet may be starting: it has lostAfterMs from this dispatcher's
+    // start to answer, after which the run ends `setup` (its address or its state is to be fixed).
+    if (!this.#watch.everReady && !(await this.#watch.ready(this.#startedAt + this.#lostAfterMs, this.#closeController.signal))) {
+      return this.#closed ? fleetFailure('stopped', 'the dispatcher was closed before the run was put on the queue') : this.#watch.unreachable();
+    }
     try {
       // A run id is used once: reading its stream again would replay another run.
       const used = await this.#redis.exists(keys.stream, keys.end, keys.owner);
@@ -295,7 +313,8 @@ class Dispatcher implements RunDispatcher {
       this.#lastOk = performance.now();
       return null;
     } catch (error) {
-      return fleetFailure('lost', `the run could not be put on the queue: ${asError(error).message}`);
+      if (!this.#watch.everReady) return this.#watch.unreachable(asError(error));
+      return fleetFailure('lost', `the run could not be put on the queue at ${this.#watch.where}: ${this.#watch.reason(asError(error))}`);
     }
   }
 
@@ -339,14 +358,20 @@ class Dispatcher implements RunDispatcher {
         if (this.#isClosed()) return;
         this.#onError(asError(error));
         if (performance.now() - this.#lastOk >= this.#lostAfterMs) {
+          const terminal = this.#watch.everReady ? this.#unreachableFor(asError(error)) : this.#watch.unreachable(asError(error));
           for (const follower of [...this.#followers]) {
             this.#followers.delete(follower);
-            follower.lost(fleetFailure('lost', `Redis could not be reached for ${String(this.#lostAfterMs)} ms (lostAfterMs): the run's end is unknown`));
+            follower.lost(terminal);
           }
         }
         await delay(100);
       }
     }
+  }
+
+  /** The terminal of the runs being read when Redis stopped answering for lostAfterMs. */
+  #unreachableFor(error: Error): TerminalFailed {
+    return fleetFailure('lost', `the fleet's Redis at ${this.#watch.where} could not be reached for ${String(this.#lostAfterMs)} ms (lostAfterMs): the run's end is unknown (${this.#watch.reason(error)})`);
   }
 
   #deliver(reply: [string, [string, string[]][]][]): void {

@@ -1,10 +1,8 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { redisOptions, type FleetConnection } from './connection.js';
+import { Redis } from './peers.js';
 
-/**
- * Where the fleet's Redis is: a URL (`redis://[user:password@]host:port[/db]`, `rediss://…` for
- * TLS, `unix:///path/to/redis.sock`) or ioredis options (`{ host, port }`, `{ path }`, …).
- */
-export type FleetConnection = string | RedisOptions;
+export { redisOptions, type FleetConnection };
 
 /** What the caller side and the worker side of a fleet share: the Redis, the queue, the key prefix. */
 export interface FleetOptions {
@@ -14,36 +12,6 @@ export interface FleetOptions {
   readonly queue?: string;
   /** The prefix of agent-rx's own keys. Default `agentrx`. */
   readonly prefix?: string;
-}
-
-/**
- * ioredis options from a connection.
- *
- * @example
- * redisOptions('rediss://agent:secret@redis.internal:6380/2');
- * // { host: 'redis.internal', port: 6380, username: 'agent', password: 'secret', db: 2, tls: {} }
- */
-export function redisOptions(connection: FleetConnection): RedisOptions {
-  if (typeof connection !== 'string') return connection;
-  let url: URL;
-  try {
-    url = new URL(connection);
-  } catch {
-    throw new TypeError(`agent-rx: the fleet connection must be a redis://, rediss:// or unix:// URL, or ioredis options; got ${JSON.stringify(connection)}`);
-  }
-  if (url.protocol === 'unix:' || url.protocol === 'redis+unix:') return { path: decodeURIComponent(url.pathname) };
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new TypeError(`agent-rx: the fleet connection must be a redis://, rediss:// or unix:// URL; got ${url.protocol}`);
-  }
-  const db = url.pathname.length > 1 ? Number(url.pathname.slice(1)) : undefined;
-  return {
-    host: url.hostname,
-    port: url.port === '' ? 6379 : Number(url.port),
-    ...(url.username === '' ? {} : { username: decodeURIComponent(url.username) }),
-    ...(url.password === '' ? {} : { password: decodeURIComponent(url.password) }),
-    ...(db === undefined || !Number.isInteger(db) ? {} : { db }),
-    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
 }
 
 /** The keys of one run (`{runId}` is a hash tag: every script's keys are in one Cluster slot). */

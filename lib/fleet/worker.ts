@@ -1,6 +1,5 @@
-import { UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import type { ConnectionOptions, Job } from 'bullmq';
 import { hostname } from 'node:os';
-import type { Redis } from 'ioredis';
 import type { Observable, Subscription } from 'rxjs';
 import { AGENTS } from '../agents/table.js';
 import type { RunClaudeCodeOptions } from '../agents/claude/options.js';
@@ -12,8 +11,10 @@ import type { StopReport } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
 import { workerFolderOnly } from './cwd.js';
 import { fleetFailure } from './failure.js';
+import { UnrecoverableError, Worker, type Redis } from './peers.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
+import { aborted, within } from './waits.js';
 
 /** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
 export const WORKER_ENV = 'AGENT_RX_WORKER';
@@ -78,11 +79,13 @@ export interface RunServer {
   readonly workerName: string;
   /** Runs being run now. */
   readonly activeRuns: number;
-  /** Settles once the worker is ready to take runs (its leftovers swept). */
+  /** Settles once the worker is ready to take runs (its leftovers swept, Redis reached), or once it is closed. */
   readonly ready: Promise<void>;
   /**
    * Stops taking runs; lets the running ones finish for `drainMs` (default 0), then stops them:
-   * they end with `lost` ("the worker shut down"). Settles when every run's processes are gone.
+   * they end with `lost` ("the worker shut down"). Once every run's processes are gone, what is
+   * left to tell Redis (the runs' terminals) has two seconds, whatever Redis does, and the
+   * connections are closed: it settles in bounded time even when Redis cannot be reached.
    * Called again with a shorter `drainMs`, the drain ends sooner.
    */
   close(options?: { readonly drainMs?: number }): Promise<void>;
@@ -148,6 +151,14 @@ class RunWorker implements RunServer {
   #closing: Promise<void> | null = null;
   #drainEndsAt: number | null = null;
   #drainTimer: NodeJS.Timeout | null = null;
+  /** Aborted by `close`: the start stops waiting for Redis. */
+  readonly #closed = new AbortController();
+  /** Jobs in `#process` (taken, maybe running), and who waits for there to be none. */
+  #processing = 0;
+  #idle: (() => void) | null = null;
+  /** Jobs whose processing ended here that BullMQ has not yet completed or failed in Redis, and since when. */
+  readonly #settling = new Map<string, number>();
+  #settled: (() => void) | null = null;
 
   constructor(options: ServeRunsOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new TypeError(`agent-rx: concurrency must be an integer >= 1; got ${String(options.concurrency)}`);
@@ -174,10 +185,12 @@ class RunWorker implements RunServer {
   async #start(connection: ReturnType<typeof redisOptions>): Promise<void> {
     // What a worker of this name left behind when it was killed without warning.
     await sweepMarked(WORKER_ENV, this.workerName);
-    await this.#subscriber.subscribe(cancelChannel(this.#prefix, this.#queue)).catch((error: unknown) => {
+    // Waits for Redis as long as it takes (a worker may start before its Redis), unless closed.
+    const subscribed = this.#subscriber.subscribe(cancelChannel(this.#prefix, this.#queue)).catch((error: unknown) => {
       this.#onError(asError(error));
     });
-    if (this.#closing !== null) return;
+    await Promise.race([subscribed, aborted(this.#closed.signal)]);
+    if (this.#closed.signal.aborted) return;
     const worker = new Worker(this.#queue, (job: Job, token?: string, signal?: AbortSignal) => this.#process(job, token, signal), {
       connection: connection as ConnectionOptions,
       concurrency: this.#options.concurrency,
@@ -194,15 +207,32 @@ class RunWorker implements RunServer {
     // A job BullMQ failed without running it (a stall, a second start): its stream must end.
     worker.on('failed', (job: Job | undefined, error: Error) => {
       if (job?.id === undefined) return;
+      this.#settle(job.id);
       this.#append(runKeys(this.#prefix, job.id), fleetFailure('lost', `the queue failed the run: ${error.message}`), true);
+    });
+    worker.on('completed', (job: Job) => {
+      if (job.id !== undefined) this.#settle(job.id);
     });
     this.#worker = worker;
   }
 
   // Three declared parameters: BullMQ gives the processor an AbortSignal only then.
-  async #process(job: Job, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> {
+  async #process(job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<void> {
+    this.#processing += 1;
+    try {
+      await this.#runJob(job, token, signal);
+    } finally {
+      if (job.id !== undefined) this.#settling.set(job.id, performance.now());
+      this.#processing -= 1;
+      if (this.#processing === 0) this.#idle?.();
+    }
+  }
+
+  async #runJob(job: Job, _token: string | undefined, signal: AbortSignal | undefined): Promise<void> {
     const runId = job.id;
     if (runId === undefined) throw new UnrecoverableError('a job without an id');
+    // Fetched as the worker began to close: not started here (BullMQ fails it, and its stream ends lost).
+    if (this.#closed.signal.aborted) throw new UnrecoverableError(`the worker ${this.workerName} was shutting down`);
     const keys = runKeys(this.#prefix, runId);
     let spec: RunSpec;
     try {
@@ -356,31 +386,71 @@ class RunWorker implements RunServer {
 
   close(options: { readonly drainMs?: number } = {}): Promise<void> {
     // A later call with a shorter drain shortens it (a second SIGTERM: stop now).
-    const at = performance.now() + (options.drainMs ?? 0);
+    const drainMs = options.drainMs ?? 0;
+    const at = performance.now() + drainMs;
     if (this.#drainEndsAt === null || at < this.#drainEndsAt) {
       this.#drainEndsAt = at;
       if (this.#drainTimer !== null) clearTimeout(this.#drainTimer);
       this.#drainTimer = setTimeout(() => {
         for (const run of this.#active.values()) run.stop('shutdown');
-      }, options.drainMs ?? 0);
+      }, drainMs);
     }
     this.#closing ??= this.#close();
     return this.#closing;
   }
 
+  // Nothing here waits for Redis unbounded: neither the start (it may never have reached Redis)
+  // nor BullMQ's or ioredis's own graceful close (they wait for a connection that may not come back).
   async #close(): Promise<void> {
-    await this.ready.catch(() => undefined);
-    try {
-      // Takes no new runs, and settles once the running ones have ended (by themselves or stopped).
-      await this.#worker?.close();
-    } finally {
-      if (this.#drainTimer !== null) clearTimeout(this.#drainTimer);
-    }
-    await Promise.allSettled([this.#subscriber.quit(), this.#redis.quit()]);
+    this.#closed.abort();
+    // Takes no new runs (a job BullMQ fetched already is refused in #runJob); its locks are still renewed.
+    this.#worker?.pause(true).catch((error: unknown) => {
+      this.#onError(asError(error));
+    });
+    // Every run taken has ended, by itself or stopped when the drain ran out, its processes gone.
+    await this.#runsOver();
+    if (this.#drainTimer !== null) clearTimeout(this.#drainTimer);
     this.#subscriber.disconnect();
+    const worker = this.#worker;
+    if (worker !== null) {
+      // What is left to tell Redis gets there if it can: the runs' terminals, BullMQ's end of their jobs.
+      await within(GOODBYE_MS, Promise.allSettled([this.#jobsSettled(), this.#redis.quit()]));
+      // Then BullMQ's timers and connections end, whether Redis answered or not.
+      await within(
+        GOODBYE_MS,
+        worker.close(true).catch((error: unknown) => {
+          this.#onError(asError(error));
+        }),
+      );
+    }
     this.#redis.disconnect();
   }
+
+  #runsOver(): Promise<void> {
+    if (this.#processing === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#idle = resolve;
+    });
+  }
+
+  #jobsSettled(): Promise<void> {
+    // A job whose lock ran out is not this worker's to end any more (Redis may have been away).
+    const lockMs = this.#options.lockDurationMs ?? 30_000;
+    for (const [jobId, since] of this.#settling) if (performance.now() - since > lockMs) this.#settling.delete(jobId);
+    if (this.#settling.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#settled = resolve;
+    });
+  }
+
+  #settle(jobId: string): void {
+    this.#settling.delete(jobId);
+    if (this.#settling.size === 0) this.#settled?.();
+  }
 }
+
+/** How long a closing worker may take to tell Redis what is left once its runs are over. */
+const GOODBYE_MS = 2000;
 
 const STOP_WHYS: readonly string[] = ['cancel', 'shutdown', 'lock', 'ended', 'unreachable', 'forgotten'];
 function isStopWhy(value: string): value is StopWhy {

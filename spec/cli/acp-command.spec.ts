@@ -26,6 +26,10 @@ describe('agent-rx acp: arguments', () => {
     expect(request.kind === 'usage-error' ? request.message : '').toContain(message);
   });
 
+  it("gives the session's refusal as its message, without the library's own 'agent-rx: ' (the command's line names it)", () => {
+    expect(parseAcpArgs(['--model', ''])).toEqual({ kind: 'usage-error', message: 'model must be a non-empty string' });
+  });
+
   it('answers --help with the usage, which names the extension methods', () => {
     expect(parseAcpArgs(['--help'])).toEqual({ kind: 'help' });
     expect(ACP_USAGE).toContain('_agent-rx/steer and _agent-rx/follow-up');

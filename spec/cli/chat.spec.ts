@@ -76,6 +76,10 @@ describe('agent-rx chat: arguments', () => {
     });
   });
 
+  it("gives the session's refusal as its message, without the library's own 'agent-rx: ' (the command's line names it)", () => {
+    expect(usageError(['--model', ''])).toBe('model must be a non-empty string');
+  });
+
   it('checks --grace and --idle-timeout as `run` does, and refuses an option the agent does not take, or a prompt argument', () => {
     expect(parseChatArgs(['--grace', '500', '--idle-timeout', '90s', '--no-agent-retry'])).toMatchObject({
       options: { gracePeriodMs: 500, idleTimeoutMs: 90_000, agentRetry: false },

@@ -1,12 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { lastValueFrom, share, toArray } from 'rxjs';
 import { join } from 'node:path';
 import { parseRunArgs } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
 import { CliMessageSchema, type CliMessage } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
+import { unusedPort } from '../helpers/redis-server.js';
 import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
-import { FLEET_AGENT, fleetWorld, gone } from '../fleet/fleet-world.js';
+import { FLEET_AGENT, agentPids, fleetWorld, gone } from '../fleet/fleet-world.js';
 
 const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
 const world = fleetWorld();
@@ -19,6 +21,8 @@ function cli(args: readonly string[]): Promise<{ code: number | null; stdout: st
     });
   });
 }
+
+const firstLine = (text: string): string => text.split('\n')[0] ?? '';
 
 const messagesOf = (stdout: string): CliMessage[] =>
   stdout
@@ -99,9 +103,97 @@ describe('agent-rx worker and agent-rx run --fleet', () => {
       expect(request).toMatchObject({ kind: 'usage-error', message: expect.stringContaining("is the worker's to choose") });
     }
     const worker = await cli(['worker', '--redis', 'http://example']);
-    expect(worker.code).toBe(1);
-    expect(worker.stderr).toContain('must be a redis://, rediss:// or unix:// URL');
+    expect(worker.code).toBe(2);
+    expect(firstLine(worker.stderr)).toBe("agent-rx worker: --redis must be a redis://, rediss:// or unix:// URL; got 'http://example'");
     const usage = await cli(['worker']);
     expect(usage.code).toBe(2);
+  });
+
+  it('run --fleet at a Redis that never answers: one line, the run failed setup with what failed, where and why, exit 1', async () => {
+    const port = String(await unusedPort());
+    const result = await cli(['run', '--fleet', `redis://127.0.0.1:${port}`, '--json', 'hi']);
+    expect({ code: result.code, stderr: result.stderr, lines: result.stdout.trimEnd().split('\n').length }).toEqual({ code: 1, stderr: '', lines: 1 });
+    expect(messagesOf(result.stdout)).toEqual([
+      expect.objectContaining({ type: 'terminal.failed', reason: 'setup', message: `the fleet's Redis at 127.0.0.1:${port} could not be reached: connect ECONNREFUSED 127.0.0.1:${port}` }),
+    ]);
+  }, 60_000);
+
+  it('refuses a --fleet or --redis that is not a Redis URL as a usage error: exit 2, one line naming the flag, nothing printed or run before it', async () => {
+    const run = await cli(['run', '--fleet', 'notaurl', 'hi']);
+    expect({ code: run.code, stdout: run.stdout, first: firstLine(run.stderr) }).toEqual({ code: 2, stdout: '', first: "agent-rx run: --fleet must be a redis://, rediss:// or unix:// URL; got 'notaurl'" });
+    const worker = await cli(['worker', '--redis', 'notaurl']);
+    expect({ code: worker.code, stdout: worker.stdout, first: firstLine(worker.stderr) }).toEqual({ code: 2, stdout: '', first: "agent-rx worker: --redis must be a redis://, rediss:// or unix:// URL; got 'notaurl'" });
+  });
+
+  it('says a refusal of the library once under the command\u2019s name, never "agent-rx: " twice', async () => {
+    const cases: [readonly string[], string][] = [
+      [['run', '--fleet', 'redis://127.0.0.1:1', '--model', '', 'hi'], 'agent-rx run: not a run spec (options.model: Too small: expected string to have >=1 characters)'],
+      [['run', '--model', '', 'hi'], 'agent-rx run: model must be a non-empty string'],
+      [['worker', '--redis', 'redis://127.0.0.1:1', '--allow-cwd', '/no/such/folder'], 'agent-rx worker: --allow-cwd /no/such/folder: no such directory'],
+    ];
+    for (const [args, line] of cases) {
+      const result = await cli(args);
+      expect({ args, code: result.code, first: firstLine(result.stderr) }).toEqual({ args, code: 2, first: line });
+      expect(result.stderr).not.toMatch(/agent-rx \w+: agent-rx:/);
+    }
+  });
+});
+
+// The bound below is generous: a worker that hangs waits for Redis forever.
+describe('agent-rx worker when Redis cannot be reached', () => {
+  it('exits 0 at once on SIGTERM when it never reached Redis (a drain with no runs ends now)', async () => {
+    const port = String(await unusedPort());
+    const worker = startTaggedNode([CLI_MAIN, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--drain', '2s', '--json'], 'AGENT_RX_FLEET_CLI', pace);
+    try {
+      await worker.waitForStderr(`connect ECONNREFUSED 127.0.0.1:${port}`);
+      worker.child.kill('SIGTERM');
+      expect(await worker.exitWithin(10_000)).toEqual({ code: 0, signal: null });
+      expect(worker.stdout()).toContain('"type":"closed"');
+      expect(worker.stdout()).not.toContain('"type":"ready"');
+    } finally {
+      worker.cleanUp();
+    }
+  });
+
+  it('exits 0 on SIGTERM when Redis died under it while it had no run', async () => {
+    const worker = await startCliWorker('cli-redis-gone', ['--drain', '2s']);
+    try {
+      await world.redis().kill();
+      await worker.waitForStderr('connect E');
+      worker.child.kill('SIGTERM');
+      expect(await worker.exitWithin(10_000)).toEqual({ code: 0, signal: null });
+      expect(worker.stdout()).toContain('"type":"closed"');
+    } finally {
+      worker.cleanUp();
+      await world.redis().restart();
+    }
+  });
+
+  it.each([
+    ['at --drain', ['--drain', '1s'], false],
+    ['at a second signal, the drain not over', ['--drain', '10m'], true],
+  ] as const)('stops a run it has when Redis died under it %s: the agent and its tool gone, then exits 0', async (_when, drain, second) => {
+    // A heartbeat that outlives the test: the drain, not the fencing, stops the run.
+    const worker = await startCliWorker('cli-redis-died', ['--heartbeat-ttl', '10m', ...drain]);
+    try {
+      const run = world.dispatcher().run({ agent: 'pi', options: { prompt: 'hi', model: 'fake_tool' } }).pipe(share());
+      const messages = lastValueFrom(run.pipe(toArray()));
+      const { agentPid, toolPid } = await agentPids(run);
+      await world.redis().kill();
+      await worker.waitForStderr('connect E');
+      worker.child.kill('SIGTERM');
+      if (second) {
+        await worker.waitForLine(/"type":"draining"/);
+        worker.child.kill('SIGTERM');
+      }
+      expect(await worker.exitWithin(15_000)).toEqual({ code: 0, signal: null });
+      expect(isAlive(agentPid) || isAlive(toolPid)).toBe(false);
+      expect(JSON.parse(await worker.waitForLine(/"type":"ended"/))).toMatchObject({ stopped: 'shutdown' });
+      // The caller, who cannot read the run either, ends it lost (lostAfterMs).
+      expect((await messages).at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'lost' });
+    } finally {
+      worker.cleanUp();
+      await world.redis().restart();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { tmpdir } from 'node:os';
 import { parseWorkerArgs, describeWorkerEvent } from '../../lib/cli/worker-command.js';
 
 const noFile = (path: string): string => {
@@ -25,7 +26,7 @@ describe('agent-rx worker: its arguments', () => {
   });
 
   it('reads a config file, and flags win over it', () => {
-    const config = JSON.stringify({ redis: 'redis://a', concurrency: 4, agents: { pi: { executable: '/opt/pi' }, claude: {} }, allowCwd: ['/srv/work'], name: 'w1', drain: '10s', heartbeatTtl: 5000 });
+    const config = JSON.stringify({ redis: 'redis://a', concurrency: 4, agents: { pi: { executable: '/opt/pi' }, claude: {} }, allowCwd: [tmpdir()], name: 'w1', drain: '10s', heartbeatTtl: 5000 });
     const request = parseWorkerArgs(['--config', 'w.json', '--concurrency', '2', '--executable', 'claude=/opt/claude', '--drain', '1m', '--json'], () => config);
     expect(request).toEqual({
       kind: 'worker',
@@ -33,7 +34,7 @@ describe('agent-rx worker: its arguments', () => {
         redis: 'redis://a',
         concurrency: 2,
         agents: { pi: { executable: '/opt/pi' }, claude: { executable: '/opt/claude' } },
-        allowCwd: ['/srv/work'],
+        allowCwd: [tmpdir()],
         name: 'w1',
         queue: undefined,
         drainMs: 60_000,
@@ -46,18 +47,27 @@ describe('agent-rx worker: its arguments', () => {
 
   it.each([
     [[], /--redis .* is needed/],
-    [['--redis', 'r', '--concurrency', '0'], /--concurrency must be an integer >= 1/],
-    [['--redis', 'r', '--agents', 'pi,cursor'], /--agents must list some of pi, claude, codex, gemini/],
-    [['--redis', 'r', '--executable', 'pi'], /--executable takes <agent>=<path>/],
-    [['--redis', 'r', '--executable', 'claude=/x'], /this worker does not run claude/],
-    [['--redis', 'r', '--drain', 'soon'], /--drain must be a duration/],
-    [['--redis', 'r', '--heartbeat', '0'], /--heartbeat must be a duration/],
-    [['--redis', 'r', 'extra'], /^unexpected argument extra: this command takes options only$/],
+    [['--redis', 'redis://r', '--concurrency', '0'], /--concurrency must be an integer >= 1/],
+    [['--redis', 'redis://r', '--agents', 'pi,cursor'], /--agents must list some of pi, claude, codex, gemini/],
+    [['--redis', 'redis://r', '--executable', 'pi'], /--executable takes <agent>=<path>/],
+    [['--redis', 'redis://r', '--executable', 'claude=/x'], /this worker does not run claude/],
+    [['--redis', 'redis://r', '--drain', 'soon'], /--drain must be a duration/],
+    [['--redis', 'redis://r', '--heartbeat', '0'], /--heartbeat must be a duration/],
+    [['--redis', 'redis://r', 'extra'], /^unexpected argument extra: this command takes options only$/],
     [['--config', 'missing.json'], /--config missing.json cannot be read: ENOENT/],
+    [['--redis', 'notaurl'], /^--redis must be a redis:\/\/, rediss:\/\/ or unix:\/\/ URL; got 'notaurl'$/],
+    [['--redis', 'http://example'], /^--redis must be a redis:\/\/, rediss:\/\/ or unix:\/\/ URL; got 'http:\/\/example'$/],
+    [['--redis', 'redis://'], /^--redis must be a redis:\/\/, rediss:\/\/ or unix:\/\/ URL; got 'redis:\/\/'$/],
+    [['--redis', 'redis://r', '--allow-cwd', '/no/such/folder'], /^--allow-cwd \/no\/such\/folder: no such directory$/],
   ])('refuses %j', (argv, message) => {
     const request = parseWorkerArgs(argv, noFile);
     expect(request.kind).toBe('usage-error');
     expect(request.kind === 'usage-error' ? request.message : '').toMatch(message);
+  });
+
+  it('refuses a config file whose Redis is not a Redis URL, or whose allowed folder does not exist, naming the file', () => {
+    expect(parseWorkerArgs(['--config', 'w.json'], () => '{"redis":"notaurl"}')).toEqual({ kind: 'usage-error', message: "--config w.json: redis must be a redis://, rediss:// or unix:// URL; got 'notaurl'" });
+    expect(parseWorkerArgs(['--config', 'w.json'], () => '{"redis":"redis://r","allowCwd":["/no/such/folder"]}')).toEqual({ kind: 'usage-error', message: '--config w.json: allowCwd /no/such/folder: no such directory' });
   });
 
   it('refuses a config file that is not JSON or names a setting it does not have', () => {

@@ -118,7 +118,8 @@ describe('a fleet run whose worker or Redis fails', () => {
     const fencedIn = await gone([agentPid, toolPid], 5000);
     const result = await messages;
     const lostIn = performance.now() - killedAt;
-    expect(terminals(result)).toEqual([expect.objectContaining({ reason: 'lost', message: expect.stringContaining('Redis could not be reached') })]);
+    // Lost (Redis worked, then went away), with the connection's own error as the cause.
+    expect(terminals(result)).toEqual([expect.objectContaining({ reason: 'lost', message: expect.stringMatching(/Redis at .* could not be reached for 2000 ms \(lostAfterMs\): the run's end is unknown \(connect E[A-Z]+ /) })]);
     expect(fencedIn).toBeLessThan(3000);
     expect(lostIn).toBeLessThan(6000);
     const ended = await worker.waitFor((line) => line.event === 'ended');
@@ -146,5 +147,23 @@ describe('a fleet run whose worker or Redis fails', () => {
     expect(performance.now() - signalledAt).toBeGreaterThanOrEqual(1400);
     expect(await worker.process.exitWithin(10_000)).toEqual({ code: 0, signal: null });
     expect(isAlive(agentPid) || isAlive(toolPid)).toBe(false);
+    // Redis was there throughout: closing the queue's connections reported nothing.
+    expect(worker.lines().filter((line) => line.event === 'error' || line.event === 'unhandled')).toEqual([]);
   });
+
+  it('takes no new run while it drains: one put on the queue then is not started on it (refused, or left to another worker)', async () => {
+    const worker = await world.startWorker('draining-no-new', { concurrency: 2, drainMs: 10_000 });
+    const dispatcher = world.dispatcher({ startTimeoutMs: 3000 });
+    const running = dispatcher.run({ agent: 'pi', options: { prompt: 'hi', model: 'fake_tool' } }).pipe(share());
+    const runningMessages = collect(running);
+    await agentPids(running);
+    worker.process.child.kill('SIGTERM');
+    await delay(200);
+    const late = await collect(dispatcher.run({ agent: 'pi', options: { prompt: 'hi', model: 'text' } }, { runId: 'late' }));
+    expect(late).toEqual([expect.objectContaining({ type: 'terminal.failed', reason: 'lost', message: expect.stringMatching(/draining-no-new was shutting down|no worker took the run/) })]);
+    expect(worker.lines().filter((line) => line.runId === 'late' && line.event === 'started')).toEqual([]);
+    worker.kill();
+    await runningMessages;
+  });
+
 });

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
@@ -72,4 +73,19 @@ export async function startRedis(): Promise<RedisServer> {
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (it was free a moment ago): a Redis that cannot be reached. */
+export function unusedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address === null || typeof address === 'string') reject(new Error(`no port: ${String(address)}`));
+        else resolve(address.port);
+      });
+    });
+  });
 }

@@ -160,6 +160,25 @@ describe('a consumer of the packed package', () => {
     expect(version.stdout).toBe(`${manifest.version}\n`);
   });
 
+  it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, and agent-rx still loads', async () => {
+    const bare = join(work, 'consumer-without-peers');
+    mkdirSync(join(bare, 'node_modules/@agentclientprotocol'), { recursive: true });
+    cpSync(unpacked, join(bare, 'node_modules/agent-rx'), { recursive: true });
+    for (const name of RUNTIME_PACKAGES.filter((name) => name !== 'bullmq' && name !== 'ioredis')) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
+    writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'consumer-without-peers', private: true, type: 'module' }));
+    const script = join(bare, 'fleet.mjs');
+    writeFileSync(
+      script,
+      [
+        "const { runPi } = await import('agent-rx');",
+        "const fleet = await import('agent-rx/fleet').then(() => 'loaded', (error) => error.message);",
+        'console.log(JSON.stringify([typeof runPi, fleet]));',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: bare });
+    expect(JSON.parse(stdout)).toEqual(['function', 'agent-rx/fleet needs the optional packages bullmq and ioredis: npm install bullmq ioredis (bullmq and ioredis cannot be found from agent-rx)']);
+  });
+
   it('resolves the types of the three entry points under NodeNext', async () => {
     writeFileSync(
       join(consumer, 'consumer.ts'),
