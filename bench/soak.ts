@@ -61,7 +61,7 @@ interface Fixture {
   readonly name: string;
   /** Ends by itself (so "never cancel" is a possible cancel point). */
   readonly finite: boolean;
-  start(env: Env, onStopped: (report: StopReport) => void): Observable<{ readonly kind?: string; readonly type?: string }>;
+  start(env: Env, onStopped: (report: StopReport) => void): Observable<{ readonly kind?: string | undefined; readonly type?: string }>;
 }
 
 const node = (script: string, ...args: string[]): string[] => [fixture(script), ...args];
@@ -133,7 +133,7 @@ async function once(run: number): Promise<void> {
   const env = { [TAG_NAME]: TAG, [RUN_NAME]: String(run) };
   let report: StopReport | undefined;
   let seen = 0;
-  let last: { readonly kind?: string; readonly type?: string } | undefined;
+  let last: { readonly kind?: string | undefined; readonly type?: string } | undefined;
   let timer: NodeJS.Timeout | undefined;
   await new Promise<void>((resolve) => {
     const subscription = subject

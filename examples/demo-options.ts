@@ -1,15 +1,9 @@
 import { parseArgs } from 'node:util';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type RunClaudeCodeOptions, type RunCodexOptions, type RunGeminiOptions, type RunPiOptions } from '../lib/index.js';
+import { agentFlagOptions, agentFlagValues } from '../lib/cli/agent-flags.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../lib/index.js';
+import { defaultTranscript } from './replay-agent/recordings.js';
 
 export type DemoAgent = AgentName;
-
-/** The replay shown when no --transcript is given: a tool call between two bits of text. */
-export const DEFAULT_TRANSCRIPTS: Readonly<Record<DemoAgent, string>> = {
-  pi: 'tool_call_then_text',
-  claude: 'claude-tool-partial',
-  codex: 'codex-tool',
-  gemini: 'gemini-tool',
-};
 
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
 
@@ -18,13 +12,14 @@ export const USAGE = `usage: npm start -- [options] [prompt]
 Runs a coding agent through agent-rx and shows its messages as they stream.
 By default a bundled replay of a recorded run (offline, no API key, no agent needed).
 
-  --agent <pi|claude|codex|gemini>
+  --agent <${AGENT_NAMES.join('|')}>
                         which agent (default pi)
-  --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl)
-  --real                run the real agent instead (\`pi\` or \`claude\` on PATH, Codex's
-                        native binary; also: AGENT_RX_DEMO_REAL=1)
-  --provider <name>     passed to pi
+  --transcript <name>   which recorded run to replay (examples/replay-agent/transcripts/<name>.jsonl;
+                        default: one of the agent's own with a tool call)
+  --real                run the real agent instead (its own program, as agent-rx run finds it;
+                        also: AGENT_RX_DEMO_REAL=1)
   --model <id>          passed to the agent (for the replay: same as --transcript)
+  the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass through
   -h, --help            this text
 `;
 
@@ -35,8 +30,9 @@ export type DemoRequest =
       readonly agent: DemoAgent;
       readonly real: boolean;
       readonly prompt: string;
-      readonly provider?: string;
       readonly model?: string;
+      /** What the agent's own flags set (`{ provider: 'anthropic' }`). */
+      readonly options: Readonly<Record<string, unknown>>;
     }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
@@ -51,10 +47,10 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
       args: [...argv],
       allowPositionals: true,
       options: {
+        ...agentFlagOptions('run'),
         agent: { type: 'string', default: 'pi' },
         real: { type: 'boolean' },
         transcript: { type: 'string' },
-        provider: { type: 'string' },
         model: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -70,48 +66,23 @@ export function parseDemoArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   if (real && values.transcript !== undefined) {
     return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
   }
+  const options = agentFlagValues(agent, values, 'run');
+  if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const prompt = positionals.join(' ').trim();
-  const model = values.transcript ?? values.model ?? (real ? undefined : DEFAULT_TRANSCRIPTS[agent]);
+  const model = values.transcript ?? values.model ?? (real ? undefined : defaultTranscript(agent));
   return {
     kind: 'run',
     agent,
     real,
     prompt: prompt === '' ? DEFAULT_PROMPT : prompt,
-    ...(values.provider === undefined ? {} : { provider: values.provider }),
     ...(model === undefined ? {} : { model }),
+    options,
   };
 }
 
-// The runPi options for a pi request: the real `pi`, or Node running the bundled replay script.
-export function piOptionsFor(request: DemoRun, replayScript: string): RunPiOptions {
-  const passed = {
-    prompt: request.prompt,
-    ...(request.provider === undefined ? {} : { provider: request.provider }),
-    ...(request.model === undefined ? {} : { model: request.model }),
-  };
-  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
-}
-
-// The runClaudeCode options for a claude request: the real `claude`, or the bundled replay script.
-export function claudeOptionsFor(request: DemoRun, replayScript: string): RunClaudeCodeOptions {
-  const passed = { prompt: request.prompt, ...(request.model === undefined ? {} : { model: request.model }) };
-  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
-}
-
-// The runCodex options for a codex request: the real Codex, or the bundled replay script.
-export function codexOptionsFor(request: DemoRun, replayScript: string): RunCodexOptions {
-  const passed = {
-    prompt: request.prompt,
-    ...(request.provider === undefined ? {} : { provider: request.provider }),
-    ...(request.model === undefined ? {} : { model: request.model }),
-  };
-  return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
-}
-
-// The runGemini options for a gemini request: the real `gemini`, or the bundled replay script. The
-// real one may run commands (yolo): a headless run cannot ask, and without it has no shell tool.
-export function geminiOptionsFor(request: DemoRun, replayScript: string): RunGeminiOptions {
-  const passed = { prompt: request.prompt, approvalMode: 'yolo' as const, ...(request.model === undefined ? {} : { model: request.model }) };
+// A run's options: the real agent, or Node running the bundled replay script (a transcript is a "model").
+export function demoOptionsFor(request: DemoRun, replayScript: string): Readonly<Record<string, unknown>> {
+  const passed = { prompt: request.prompt, ...(request.model === undefined ? {} : { model: request.model }), ...request.options };
   return request.real ? passed : { ...passed, executable: process.execPath, executableArgs: [replayScript] };
 }
 
@@ -119,8 +90,8 @@ export function geminiOptionsFor(request: DemoRun, replayScript: string): RunGem
 export function describeAgent(request: DemoRun): string {
   const name = AGENTS[request.agent].displayName;
   if (request.real) {
-    const model = [request.provider, request.model].filter((part) => part !== undefined).join('/');
+    const model = [request.options['provider'], request.model].filter((part) => typeof part === 'string').join('/');
     return `${name}${model === '' ? '' : ` (${model})`}`;
   }
-  return `replay of a recorded ${name} run: ${request.model ?? DEFAULT_TRANSCRIPTS[request.agent]} (offline; --real runs ${request.agent})`;
+  return `replay of a recorded ${name} run: ${request.model ?? '(none)'} (offline; --real runs ${request.agent})`;
 }

@@ -1,10 +1,9 @@
 // `npm start`: runs a coding agent through agent-rx and shows its messages as a person reads them.
-// Offline by default (a bundled replay of a recorded run); `--real` runs `pi` (or, with
-// `--agent claude`, `claude`; with `--agent codex`, Codex's native binary).
+// Offline by default (a bundled replay of a recorded run); `--real` runs the agent itself.
 import { fileURLToPath } from 'node:url';
-import { AGENTS, isTerminal, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
+import { agentByName, isTerminal, runAgent, stopAllRuns, type StopReport, type TerminalMessage } from '../lib/index.js';
 import { colorEnabled } from '../lib/cli/ansi.js';
-import { claudeOptionsFor, codexOptionsFor, describeAgent, geminiOptionsFor, parseDemoArgs, piOptionsFor, USAGE } from './demo-options.js';
+import { demoOptionsFor, describeAgent, parseDemoArgs, USAGE } from './demo-options.js';
 import { createRenderer, renderIntro } from '../lib/cli/render.js';
 
 const REPLAY_SCRIPT = fileURLToPath(new URL('./replay-agent/pi-replay.mjs', import.meta.url));
@@ -26,14 +25,7 @@ if (request.kind === 'help') {
   const onStopped = (report: StopReport): void => {
     if (report.requested) process.stdout.write(renderer.stopped(report));
   };
-  const run$ =
-    request.agent === 'pi'
-      ? AGENTS.pi.run({ ...piOptionsFor(request, REPLAY_SCRIPT), onStopped })
-      : request.agent === 'codex'
-        ? AGENTS.codex.run({ ...codexOptionsFor(request, REPLAY_SCRIPT), onStopped })
-        : request.agent === 'gemini'
-          ? AGENTS.gemini.run({ ...geminiOptionsFor(request, REPLAY_SCRIPT), onStopped })
-          : AGENTS.claude.run({ ...claudeOptionsFor(request, REPLAY_SCRIPT), onStopped });
+  const run$ = runAgent(agentByName(request.agent), { ...demoOptionsFor(request, REPLAY_SCRIPT), onStopped });
   const subscription = run$.subscribe({
     next: (message) => {
       if (isTerminal(message)) terminal = message;

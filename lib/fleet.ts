@@ -17,19 +17,7 @@ export { serveRuns, WORKER_ENV, type RunServer, type ServeRunsOptions, type Stop
 export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
 
 // A run as data
-export {
-  RunSpecSchema,
-  PiRunSpecSchema,
-  ClaudeRunSpecSchema,
-  CodexRunSpecSchema,
-  GeminiRunSpecSchema,
-  checkRunSpec,
-  type RunSpec,
-  type PiRunSpec,
-  type ClaudeRunSpec,
-  type CodexRunSpec,
-  type GeminiRunSpec,
-} from './fleet/run-spec.js';
+export { RunSpecSchema, checkRunSpec, type RunSpec, type AgentRunSpec, type RunSpecOptions } from './fleet/run-spec.js';
 
 // Where Redis is, and the keys of a run
 export { redisOptions, runKeys, type FleetConnection, type FleetOptions, type RunKeys } from './fleet/redis.js';

@@ -30,8 +30,7 @@ export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type P
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
-export type { RunOverlay } from './sources/overlay-run.js';
-export type { SettingsOverlay } from './agents/shared/settings-overlay.js';
+export type { SettingsOverlay } from './agents/definition.js';
 export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './sessions/protocol.js';
 export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
@@ -67,27 +66,28 @@ export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, typ
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { parsePiBytes } from './agents/pi/parse-bytes.js';
 export { ByteLine } from './agents/shared/byte-line.js';
-export { PI_THINKING_LEVELS, type RunPiOptions, type PiSessionOptions, type PiSession, type PiThinkingLevel } from './agents/pi/options.js';
+export { PI_THINKING_LEVELS, type RunPiOptions, type PiSessionOptions, type PiSessionChoice, type PiThinkingLevel } from './agents/pi/options.js';
 
 // The agent table
-export { AGENTS, AGENT_NAMES, isAgentName, type AgentName, type AgentEntry } from './agents/table.js';
+export { AGENTS, AGENT_NAMES, isAgentName, agentByName, type AgentName, type AgentRunOptions, type AgentSessionOptions } from './agents/table.js';
+export { runAgent } from './sources/run-agent.js';
+export { agentSession } from './sessions/agent-session.js';
+export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, Platform, RunOverlay } from './agents/definition.js';
 
 // Claude Code
 export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
-export type { RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSession } from './agents/claude/options.js';
+export type { RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSessionChoice } from './agents/claude/options.js';
 
 // Codex
 export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
 export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
-export { findCodexExecutable, type CodexExecutable } from './agents/codex/executable.js';
-export { findClaudeExecutable, type ClaudeExecutable } from './agents/claude/executable.js';
 export {
   CODEX_SANDBOX_MODES,
   CODEX_APPROVAL_POLICIES,
   type RunCodexOptions,
   type CodexSessionOptions,
-  type CodexSession,
+  type CodexSessionChoice,
   type CodexSandboxMode,
   type CodexApprovalPolicy,
   type TomlValue,
@@ -105,7 +105,7 @@ export {
   type GeminiDialectOptions,
 } from './agents/gemini/dialect.js';
 export { geminiEventSchemas, type GeminiEvent, type GeminiStats } from './agents/gemini/events.js';
-export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSessionOptions, type GeminiSession, type GeminiApprovalMode } from './agents/gemini/options.js';
+export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSessionOptions, type GeminiSessionChoice, type GeminiApprovalMode } from './agents/gemini/options.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

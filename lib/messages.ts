@@ -99,6 +99,14 @@ export interface AssistantThought {
 /** Validates an {@link AssistantThought}. */
 export const AssistantThoughtSchema = z.object({ type: z.literal('assistant.thought'), text: z.string() });
 
+/**
+ * The kinds of tools, as the Agent Client Protocol names them: what a tool does, whatever the agent
+ * calls it (pi's `bash`, Claude Code's `Bash` and Codex's `command_execution` are all `execute`).
+ */
+export const TOOL_KINDS = ['read', 'edit', 'delete', 'move', 'search', 'execute', 'think', 'fetch', 'other'] as const;
+/** One of {@link TOOL_KINDS}. */
+export type ToolKind = (typeof TOOL_KINDS)[number];
+
 /** The agent decided to call a tool. Sent once per `toolCallId`. */
 export interface ToolCall {
   type: 'tool.call';
@@ -106,6 +114,10 @@ export interface ToolCall {
   name: string;
   /** The tool's arguments as the agent gave them (`null` when it gave none). */
   input: unknown;
+  /** What kind of tool it is (`execute`, `edit`, …), from the agent's own vocabulary; absent when the agent's is not known. */
+  kind?: ToolKind | undefined;
+  /** What the call does, in one line: the command, the path, the pattern (`echo hello`); absent when nothing says it better than the input. */
+  summary?: string | undefined;
 }
 /** Validates a {@link ToolCall}. */
 export const ToolCallSchema = z.object({
@@ -113,6 +125,8 @@ export const ToolCallSchema = z.object({
   toolCallId: z.string(),
   name: z.string(),
   input: z.unknown(),
+  kind: z.enum(TOOL_KINDS).optional(),
+  summary: z.string().optional(),
 });
 
 /** Partial tool output so far: replaces the previous update, never appended to it. */

@@ -15,3 +15,26 @@ type Identical<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends
 
 /** Compiles only when `T` is `true`: `Holds<Same<Declared, z.infer<typeof Schema>>>`. */
 export type Holds<T extends true> = T;
+
+/**
+ * `true` when the options type `A` (declared, with its docs) has exactly the fields of `B` (what a
+ * zod schema accepts, `z.input`), each optional on both sides or on neither, and of the same type
+ * once `undefined` and `readonly` are set aside (a declared option `x?: T` against a schema's
+ * `x?: T | undefined`).
+ */
+export type SameOptions<A, B> = [keyof A] extends [keyof B]
+  ? [keyof B] extends [keyof A]
+    ? [OptionalKeys<A>] extends [OptionalKeys<B>]
+      ? [OptionalKeys<B>] extends [OptionalKeys<A>]
+        ? { [K in keyof A & keyof B]: Mutual<Exclude<A[K], undefined>, Exclude<B[K], undefined>> }[keyof A & keyof B] extends true
+          ? true
+          : false
+        : false
+      : false
+    : false
+  : false;
+
+type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
+type Mutual<A, B> = [Plain<A>] extends [Plain<B>] ? ([Plain<B>] extends [Plain<A>] ? true : false) : false;
+// Without `readonly`, at every depth (a declared `readonly string[]` is a schema's `string[]`).
+type Plain<T> = T extends (...args: never[]) => unknown ? T : T extends readonly (infer U)[] ? Plain<U>[] : T extends object ? { -readonly [K in keyof T]: Plain<T[K]> } : T;

@@ -1,36 +1,16 @@
 import { parseArgs } from 'node:util';
-import type { RunSpec } from '../../lib/fleet.js';
+import { agentFlagOptions, agentFlagValues } from '../../lib/cli/agent-flags.js';
+import { checkRunSpec, type RunSpec } from '../../lib/fleet/run-spec.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../../lib/index.js';
+import { DEFAULT_TRANSCRIPTS } from '../replay-agent/recordings.js';
+
+export { DEFAULT_TRANSCRIPTS };
 
 /** The agent run when no --agent is given. */
 export const DEFAULT_AGENT: AgentName = 'pi';
 
-/** Each agent's replay when no --transcript is given: a tool call between two bits of text. */
-export const DEFAULT_TRANSCRIPTS: Readonly<Record<AgentName, string>> = {
-  pi: 'tool_call_then_text',
-  claude: 'claude-tool-partial',
-  codex: 'codex-tool',
-  gemini: 'gemini-tool',
-};
-
 /** The prompt the page starts with. */
 export const DEFAULT_PROMPT = 'Run `echo hello` with bash, then tell me what it printed.';
-
-/** The options of an agent's run, as its entry in the table takes them. */
-type RunOptionsOf<K extends AgentName> = Parameters<(typeof AGENTS)[K]['run']>[0];
-
-/** The agents whose runs take a provider (pi's `--provider`, Codex's `model_provider`). */
-export type ProviderAgent = { [K in AgentName]: 'provider' extends keyof RunOptionsOf<K> ? K : never }[AgentName];
-
-// Checked against the agents' run options: true exactly for those that take a provider.
-const TAKES_PROVIDER: { readonly [K in AgentName]: K extends ProviderAgent ? true : false } = { pi: true, claude: false, codex: true, gemini: false };
-
-/** Whether `agent`'s runs take a provider. */
-export function takesProvider(agent: AgentName): agent is ProviderAgent {
-  return TAKES_PROVIDER[agent];
-}
-
-const PROVIDER_AGENTS = AGENT_NAMES.filter(takesProvider);
 
 /** How long a fleet run whose stream dropped waits for its page to reconnect, by default. */
 export const DEFAULT_RECONNECT_GRACE_MS = 10_000;
@@ -48,7 +28,6 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
                         default: ${AGENT_NAMES.map((name) => `${DEFAULT_TRANSCRIPTS[name]} (${name})`).join(', ')}
   --real                run the real agent instead (\`pi\` or \`claude\` on PATH, Codex's native
                         binary; also: AGENT_RX_WEB_REAL=1)
-  --provider <name>     passed to ${PROVIDER_AGENTS.join(' or ')}
   --model <id>          passed to the agent
   --executable <path>   another executable of the agent, for --real
   --session             one agent process for the whole conversation; Stop aborts the running
@@ -60,26 +39,28 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
                         what runs (no --executable; a replay's transcript goes as the model), and
                         a stream that drops resumes where it stopped (the run waits ${FLEET_GRACE_TEXT}
                         for its page to come back, then is cancelled)
+  the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent
   -h, --help            this text
 `;
 
-/** A real run of one agent: `provider` only for the agents that take one. */
-interface RealRun<K extends AgentName> {
+/** A real run of one agent. */
+interface RealRun {
   readonly kind: 'real';
-  readonly agent: K;
+  readonly agent: AgentName;
   readonly model?: string;
   readonly executable?: string;
   /** Added to the agent's environment (its configuration directory, say). */
   readonly env?: Readonly<Record<string, string>>;
   /** The agent's working directory. Default: the server's. */
   readonly cwd?: string;
+  /** What the agent's own flags set (`{ provider: 'anthropic' }`). */
+  readonly options?: Readonly<Record<string, unknown>>;
 }
 
 /** Which agent a run starts: the bundled replay of one of its recorded runs, or the real agent. */
 export type AgentChoice =
   | { readonly kind: 'replay'; readonly agent: AgentName; readonly transcript: string; readonly env?: Readonly<Record<string, string>> }
-  | RealRun<Exclude<AgentName, ProviderAgent>>
-  | (RealRun<ProviderAgent> & { readonly provider?: string });
+  | RealRun;
 
 export type WebRequest =
   | { readonly kind: 'serve'; readonly port: number; readonly agent: AgentChoice; readonly fleet?: string; readonly session?: true }
@@ -93,11 +74,11 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
     ({ values } = parseArgs({
       args: [...argv],
       options: {
+        ...agentFlagOptions('run'),
         agent: { type: 'string', default: DEFAULT_AGENT },
         port: { type: 'string' },
         transcript: { type: 'string' },
         real: { type: 'boolean' },
-        provider: { type: 'string' },
         model: { type: 'string' },
         executable: { type: 'string' },
         fleet: { type: 'string' },
@@ -116,11 +97,10 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (!/^\d+$/.test(portText) || port > 65_535) return { kind: 'usage-error', message: `--port must be a port number, got '${portText}'` };
   const real = values.real === true || env['AGENT_RX_WEB_REAL'] === '1';
   if (real && values.transcript !== undefined) return { kind: 'usage-error', message: '--transcript picks a replay; it does not go with --real' };
-  if (!real && (values.provider !== undefined || values.model !== undefined || values.executable !== undefined)) {
-    return { kind: 'usage-error', message: '--provider, --model and --executable are for the real agent: add --real' };
-  }
-  if (values.provider !== undefined && !takesProvider(name)) {
-    return { kind: 'usage-error', message: `--provider is for ${PROVIDER_AGENTS.join(' and ')}; ${AGENTS[name].displayName} takes none` };
+  const own = agentFlagValues(name, values, 'run');
+  if (typeof own === 'string') return { kind: 'usage-error', message: own };
+  if (!real && (Object.keys(own).length > 0 || values.model !== undefined || values.executable !== undefined)) {
+    return { kind: 'usage-error', message: "--model, --executable and the agent's own flags are for the real agent: add --real" };
   }
   if (values.executable === '') return { kind: 'usage-error', message: '--executable must be a path' };
   // An empty AGENT_RX_FLEET is no fleet; an empty --fleet is a mistake.
@@ -144,24 +124,19 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(values.executable === undefined ? {} : { executable: values.executable }),
   };
-  const agent: AgentChoice = takesProvider(name)
-    ? { ...passed, agent: name, ...(values.provider === undefined ? {} : { provider: values.provider }) }
-    : { ...passed, agent: name };
+  const agent: AgentChoice = { ...passed, agent: name, ...(Object.keys(own).length === 0 ? {} : { options: own }) };
   return { kind: 'serve', port, agent, ...onFleet, ...inSession };
 }
 
-/**
- * What one run is given: options that every agent's run takes, and a provider only for the
- * agents that take one.
- */
+/** What one run is given: options that every agent's run takes, and what the agent's own flags set. */
 export interface WebRunOptions {
   readonly prompt: string;
   readonly executable?: string;
   readonly executableArgs?: readonly string[];
   readonly model?: string;
-  readonly provider?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly cwd?: string;
+  readonly [option: string]: unknown;
 }
 
 // The run options of one run: Node running the replay script (a transcript is a "model"), or the agent.
@@ -187,7 +162,7 @@ export function sessionOptionsFor(agent: AgentChoice, rpcReplayScript: string): 
 // What the real agent is given, in a run or a session.
 function realOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessionOptions {
   return {
-    ...('provider' in agent ? { provider: agent.provider } : {}),
+    ...agent.options,
     ...(agent.model === undefined ? {} : { model: agent.model }),
     ...(agent.executable === undefined ? {} : { executable: agent.executable }),
     ...(agent.env === undefined ? {} : { env: agent.env }),
@@ -197,30 +172,20 @@ function realOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessi
 
 /**
  * What a run asks of the fleet's workers: the agent, the prompt, and the model (a replay's
- * transcript: workers that run the replay agent take it as the recording's name) and provider. How
- * it runs (executable, environment) is the worker's, so a replay's `env` is not sent.
+ * transcript: workers that run the replay agent take it as the recording's name) and what the
+ * agent's own flags set. How it runs (executable, environment) is the worker's, so a replay's `env`
+ * is not sent.
  */
 export function fleetSpecFor(agent: AgentChoice, prompt: string): RunSpec {
   const model = agent.kind === 'replay' ? agent.transcript : agent.model;
-  const provider = agent.kind === 'real' && 'provider' in agent ? agent.provider : undefined;
-  const options = { prompt, ...(model === undefined ? {} : { model }) };
-  const withProvider = { ...options, ...(provider === undefined ? {} : { provider }) };
-  switch (agent.agent) {
-    case 'pi':
-      return { agent: 'pi', options: withProvider };
-    case 'codex':
-      return { agent: 'codex', options: withProvider };
-    case 'claude':
-      return { agent: 'claude', options };
-    case 'gemini':
-      return { agent: 'gemini', options };
-  }
+  const own = agent.kind === 'real' ? agent.options : undefined;
+  return checkRunSpec({ agent: agent.agent, options: { prompt, ...own, ...(model === undefined ? {} : { model }) } });
 }
 
 // One line saying which agent runs, for the console and the page.
 export function describeAgent(agent: AgentChoice): string {
   const name = AGENTS[agent.agent].displayName;
   if (agent.kind === 'replay') return `replay of a recorded ${name} run: ${agent.transcript} (offline; --real runs ${name})`;
-  const model = ['provider' in agent ? agent.provider : undefined, agent.model].filter((part) => part !== undefined).join('/');
+  const model = [agent.options?.['provider'], agent.model].filter((part) => typeof part === 'string').join('/');
   return `${name}${agent.executable === undefined ? '' : ` at ${agent.executable}`}${model === '' ? '' : ` (${model})`}`;
 }

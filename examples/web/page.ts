@@ -471,7 +471,7 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
         const card = element('div', 'tool');
         const head = element('div', 'tool-head');
         const state = element('span', 'tool-state');
-        head.append(element('b', undefined, `▸ ${message.name}`), element('span', 'tool-input', summarize(message.input)), state);
+        head.append(element('b', undefined, `▸ ${message.name}`), element('span', 'tool-input', summarize(message.summary, message.input)), state);
         const output = element('pre');
         card.append(head, output);
         body.append(card);
@@ -552,13 +552,9 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
   };
 }
 
-// A tool's input in one line: its command (pi's bash, Claude Code's Bash, Codex's commands), a lone
-// string field as it is, else JSON.
-function summarize(input: unknown): string {
-  const fields: Readonly<Record<string, unknown>> = typeof input === 'object' && input !== null ? { ...input } : { input };
-  const values = Object.values(fields);
-  const command = fields['command'];
-  const text = typeof command === 'string' ? command : values.length === 1 && typeof values[0] === 'string' ? values[0] : JSON.stringify(input);
+// A tool call in one line: what it does (its summary: the command, the path), else its input as JSON.
+function summarize(summary: string | undefined, input: unknown): string {
+  const text = summary ?? (typeof input === 'string' ? input : JSON.stringify(input));
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 

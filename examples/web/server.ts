@@ -21,7 +21,7 @@ import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap, type Observable } from 'rxjs';
-import { AGENTS, isTerminal, stopAllRuns, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
+import { agentByName, agentSession, AGENTS, isTerminal, runAgent, stopAllRuns, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
 import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
 import {
   DEFAULT_AGENT,
@@ -121,7 +121,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       const settled = new Promise<void>((resolve) => (settle = resolve));
       stopping.add(settled);
       log(`run ${run}: ${AGENTS[agent.agent].displayName} started (${prompt.length} characters of prompt)`);
-      return runAgent(agent, {
+      return runOf(agent, {
         ...runOptionsFor(agent, prompt, REPLAY_SCRIPT),
         onStopped: (report) => {
           stopping.delete(settled);
@@ -257,9 +257,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   };
 }
 
-// One run of the chosen agent, through its entry in the table.
-function runAgent(agent: AgentChoice, options: WebRunOptions & { readonly onStopped: (report: StopReport) => void }): Observable<CliMessage> {
-  return AGENTS[agent.agent].run(options);
+// One run of the chosen agent, from its definition in the table.
+function runOf(agent: AgentChoice, options: WebRunOptions & { readonly onStopped: (report: StopReport) => void }): Observable<CliMessage> {
+  return runAgent(agentByName(agent.agent), options);
 }
 
 // One session of the chosen agent (a replay: pi's, on its RPC replay agent), through its entry in the table.
@@ -267,7 +267,7 @@ function startSession(
   agent: AgentChoice,
   options: WebSessionOptions & { readonly onStopped: (report: StopReport) => void },
 ): (commands: Observable<SessionCommand>) => Observable<SessionMessage> {
-  return AGENTS[agent.agent].session(options);
+  return agentSession(agentByName(agent.agent), options);
 }
 
 // The page's script with agent-rx/browser, rxjs and zod in one ES module.

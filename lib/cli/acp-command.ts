@@ -2,7 +2,9 @@
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
 import { map } from 'rxjs';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { agentSession } from '../sessions/agent-session.js';
+import { agentFlagHelp, agentFlagOptions } from './agent-flags.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
 import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
@@ -22,11 +24,8 @@ closes the connection, or on SIGINT, SIGTERM or SIGHUP, every agent process is s
 options:
   --agent <${AGENT_NAMES.join('|')}>
                           which agent CLI (default pi)
-  --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
-  --executable <path>     the agent executable (default: the agent's own, on PATH)
-  --allowed-tools <list>  claude: tools allowed without asking, comma-separated
-  --approval-mode <mode>  gemini: what it may do without asking (yolo: every tool)
+${agentFlagHelp('session')}  --executable <path>     the agent executable (default: the agent's own, on PATH)
   --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long
@@ -47,7 +46,7 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   let parsed;
   try {
     const { cwd: _cwd, 'no-color': _color, ...options } = AGENT_OPTIONS;
-    parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options });
+    parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options: { ...options, ...agentFlagOptions('session') } });
   } catch (error) {
     return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
@@ -57,10 +56,10 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
-  const factory = AGENTS[agent].session as (options: ChatSessionOptions) => ReturnType<AcpSessionFactory>;
+  const definition = agentByName(agent);
   // What the editor shows of a failure speaks in this command's flags, as the command line does.
   const session: AcpSessionFactory = (request) => {
-    const built = factory({ ...options, cwd: request.cwd });
+    const built = agentSession(definition, { ...options, cwd: request.cwd });
     return (commands) => commands.pipe(built, map(inFlagWords));
   };
   // Build once now, so that invalid options are reported as usage errors, not at the first session.

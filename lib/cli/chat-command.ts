@@ -1,9 +1,10 @@
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { map, type OperatorFunction } from 'rxjs';
-import type { GeminiApprovalMode } from '../agents/gemini/options.js';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
+import { agentSession } from '../sessions/agent-session.js';
+import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';
 import { directoryProblem } from './checks.js';
 import { errorText } from './error-text.js';
 import { inFlagWords } from './flag-words.js';
@@ -24,13 +25,10 @@ usage error.
 options:
   --agent <${AGENT_NAMES.join('|')}>
                           which agent CLI (default pi)
-  --provider <name>       pi's provider
   --model <id>            the model
-  --cwd <dir>             where the agent works (default: here)
+${agentFlagHelp('session')}  --cwd <dir>             where the agent works (default: here)
   --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex
                           the native binary of their npm package, else claude or codex on PATH)
-  --allowed-tools <list>  claude: tools allowed without asking, comma-separated
-  --approval-mode <mode>  gemini: what it may do without asking (yolo: every tool)
   --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long (the turn fails: timeout)
@@ -43,18 +41,17 @@ options:
 durations: a number of ms (1500), or a number with a unit ms, s, m or h (500ms, 90s, 10m, 2h)
 `;
 
-/** The options `chat` gives an agent's session: the shared ones, and those only some agents take. */
+/**
+ * The options `chat` gives an agent's session: the shared ones, and what the agent's own flags set
+ * (checked against its schema when the session is made).
+ */
 export interface ChatSessionOptions extends RunLimits {
   readonly executable?: string;
   readonly model?: string;
   readonly cwd?: string;
   readonly agentRetry?: boolean;
-  readonly provider?: string;
-  readonly allowedTools?: readonly string[];
-  readonly approvalMode?: GeminiApprovalMode;
+  readonly [option: string]: unknown;
 }
-
-type SessionFactory = (options: ChatSessionOptions) => OperatorFunction<SessionCommand, SessionMessage>;
 
 /** What `agent-rx chat` was asked for, or why it cannot be done. */
 export type ChatRequest =
@@ -75,16 +72,6 @@ export type ChatRequest =
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
 
-/**
- * Options that only some agents take, and which: an agent's options type says it, the table
- * cannot at run time. A flag given to an agent that does not take it is a usage error.
- */
-const AGENT_ONLY_FLAGS: Readonly<Record<'provider' | 'allowed-tools' | 'approval-mode', readonly string[]>> = {
-  provider: ['pi', 'codex'],
-  'allowed-tools': ['claude'],
-  'approval-mode': ['gemini'],
-};
-
 // Parses `chat`'s arguments with node:util's parseArgs; never throws on bad input.
 export function parseChatArgs(argv: readonly string[]): ChatRequest {
   let parsed;
@@ -94,6 +81,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
       allowPositionals: true,
       options: {
         ...AGENT_OPTIONS,
+        ...agentFlagOptions('session'),
         queue: { type: 'boolean', default: false },
       },
     });
@@ -105,7 +93,6 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   const agent = values.agent;
   if (!isAgentName(agent)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${agent}` };
   const entry = AGENTS[agent];
-  const factory: SessionFactory = entry.session;
   if (positionals.length > 0) {
     return { kind: 'usage-error', message: `chat takes no prompt argument (got ${JSON.stringify(positionals.join(' '))}): type prompts once it runs, or pipe them on stdin` };
   }
@@ -114,12 +101,12 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   // Build once now, so that invalid options are reported as usage errors, not when the chat starts.
   let built: OperatorFunction<SessionCommand, SessionMessage>;
   try {
-    built = factory(options);
+    built = agentSession(agentByName(agent), options);
   } catch (error) {
     return { kind: 'usage-error', message: errorText(error) };
   }
   const session = (): OperatorFunction<SessionCommand, SessionMessage> => (commands) => commands.pipe(built, map(inFlagWords));
-  const model = [options.provider, options.model].filter((part) => part !== undefined).join('/');
+  const model = [options['provider'], options.model].filter((part) => typeof part === 'string').join('/');
   return {
     kind: 'chat',
     agent,
@@ -132,37 +119,31 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   };
 }
 
-/** The values of parseArgs that make an agent's session options (`AGENT_OPTIONS`). */
+/** The values of parseArgs that make an agent's session options (`AGENT_OPTIONS` and the agents' own flags). */
 export interface AgentOptionValues {
-  readonly provider?: string | undefined;
   readonly model?: string | undefined;
   readonly cwd?: string | undefined;
   readonly executable?: string | undefined;
-  readonly 'allowed-tools'?: string | undefined;
-  readonly 'approval-mode'?: string | undefined;
   readonly 'no-agent-retry'?: boolean | undefined;
   readonly grace?: string | undefined;
   readonly 'idle-timeout'?: string | undefined;
+  readonly [flag: string]: unknown;
 }
 
 /** The session options of the command line's agent options, or what is wrong with them. */
 export function sessionOptionsOf(values: AgentOptionValues, agent: AgentName): ChatSessionOptions | string {
-  for (const [flag, agents] of Object.entries(AGENT_ONLY_FLAGS)) {
-    if (values[flag as keyof typeof AGENT_ONLY_FLAGS] !== undefined && !agents.includes(agent)) return `--${flag} is not an option of ${AGENTS[agent].displayName}`;
-  }
+  const own = agentFlagValues(agent, values, 'session');
+  if (typeof own === 'string') return own;
   const limits = parseLimits(values);
   if (typeof limits === 'string') return limits;
   // Checked before the agent starts: a missing folder is the user's mistake, not a failed spawn.
   const cwdProblem = values.cwd === undefined ? undefined : directoryProblem('--cwd', values.cwd);
   if (cwdProblem !== undefined) return cwdProblem;
-  const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
   return {
     ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
-    ...(values.provider === undefined ? {} : { provider: values.provider }),
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
-    ...(tools === undefined ? {} : { allowedTools: tools }),
-    ...(values['approval-mode'] === undefined ? {} : { approvalMode: values['approval-mode'] as GeminiApprovalMode }),
+    ...own,
     ...limits,
     ...(values['no-agent-retry'] === true ? { agentRetry: false } : {}),
   };

@@ -20,74 +20,9 @@ export function compactInput(input: unknown, max = 100): string {
   return truncate(oneLine(input === undefined ? '' : JSON.stringify(input)), max);
 }
 
-// The fields of well-known tools' inputs that say what a call does, by tool name (Claude Code's,
-// pi's, Codex's and Gemini CLI's); the first field present with text in it is the summary.
-const COMMAND = ['command', 'cmd'];
-const PATH = ['file_path', 'path', 'absolute_path', 'notebook_path', 'dir_path'];
-const PATTERN = ['pattern', 'query'];
-const SUMMARY_FIELDS: Readonly<Record<string, readonly string[]>> = {
-  Bash: COMMAND,
-  bash: COMMAND,
-  run_shell_command: COMMAND,
-  shell: COMMAND,
-  command_execution: COMMAND,
-  Read: PATH,
-  Write: PATH,
-  Edit: PATH,
-  MultiEdit: PATH,
-  NotebookEdit: PATH,
-  LS: PATH,
-  read: PATH,
-  write: PATH,
-  edit: PATH,
-  ls: PATH,
-  read_file: PATH,
-  write_file: PATH,
-  replace: PATH,
-  list_directory: PATH,
-  Grep: PATTERN,
-  Glob: PATTERN,
-  grep: PATTERN,
-  find: PATTERN,
-  glob: PATTERN,
-  search_file_content: PATTERN,
-  grep_search: PATTERN,
-  WebFetch: ['url'],
-  web_fetch: ['prompt', 'url'],
-  WebSearch: ['query'],
-  web_search: ['query'],
-  google_web_search: ['query'],
-  Task: ['description', 'prompt'],
-};
-
-/**
- * A tool call's input on one line: for a well-known tool what the call does (Bash: the command;
- * Read, Write, Edit: the path; Grep, Glob: the pattern, and where), else `compactInput`.
- */
-export function summarizeToolInput(name: string, input: unknown, max = 100): string {
-  const fields = SUMMARY_FIELDS[name];
-  if (fields === undefined || typeof input !== 'object' || input === null || Array.isArray(input)) return compactInput(input, max);
-  const record = input as Record<string, unknown>;
-  const field = fields.find((key) => textOf(record[key]) !== '');
-  if (field === undefined) return compactInput(input, max);
-  let summary = textOf(record[field]);
-  if (fields === COMMAND) summary = unwrapShell(summary);
-  // Where a search looks, when it says.
-  const where = fields === PATTERN ? textOf(record['path'] ?? record['dir_path']) : '';
-  return truncate(oneLine(where === '' ? summary : `${summary}  in ${where}`), max);
-}
-
-// A string, or an argv array joined with spaces (Codex gives commands as either).
-function textOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((part) => typeof part === 'string')) return value.join(' ');
-  return '';
-}
-
-// Codex runs each command as `/bin/bash -lc '<command>'`: show the command.
-function unwrapShell(command: string): string {
-  const match = /^(?:\/\S*\/)?(?:ba|z)?sh -l?c '((?:[^']|'\\'')*)'$/.exec(command);
-  return match?.[1] === undefined ? command : match[1].replaceAll("'\\''", "'");
+/** A tool call on one line: what it does (its `summary`: the command, the path, the pattern), else its input. */
+export function toolLine(summary: string | undefined, input: unknown, max = 100): string {
+  return summary === undefined ? compactInput(input, max) : truncate(oneLine(summary), max);
 }
 
 /** The head of a tool's output: at most `maxLines` lines of at most `width` characters. */

@@ -1,6 +1,6 @@
 import type { CliMessage, StopReport, TerminalCompleted, TerminalFailed } from '../index.js';
 import { palette, type Palette } from './ansi.js';
-import { formatDuration, formatUsage, lastLine, oneLine, outputHead, plural, summarizeToolInput, truncate } from './format.js';
+import { formatDuration, formatUsage, lastLine, oneLine, outputHead, plural, toolLine, truncate } from './format.js';
 
 /** Turns a run's messages, one at a time, into the text a person reads in a terminal. */
 export interface Renderer {
@@ -107,7 +107,7 @@ export function createRenderer(options: RenderOptions): Renderer {
         case 'assistant.thought':
           return message.text.trim() === '' ? '' : block(thoughtLines(message.text, c));
         case 'tool.call': {
-          const text = block([`${c.cyan('▸')} ${c.bold(message.name)}  ${c.dim(summarizeToolInput(message.name, message.input))}`]);
+          const text = block([`${c.cyan('▸')} ${c.bold(message.name)}  ${c.dim(toolLine(message.summary, message.input))}`]);
           lastTool = message.toolCallId;
           return text;
         }

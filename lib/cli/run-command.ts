@@ -1,13 +1,13 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
-import { PI_THINKING_LEVELS, type PiSession, type PiThinkingLevel } from '../agents/pi/options.js';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
-import { CODEX_SANDBOX_MODES, type CodexSandboxMode } from '../agents/codex/options.js';
-import { GEMINI_APPROVAL_MODES, type GeminiApprovalMode } from '../agents/gemini/options.js';
+import { agentByName, AGENT_NAMES, isAgentName, type AgentName } from '../agents/table.js';
 import type { CliMessage } from '../messages.js';
+import { agentOutputToMessages } from '../operators/agent-output-to-messages.js';
+import { runAgent, runInvocation } from '../sources/run-agent.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
 import { redisUrlProblem } from '../fleet/connection.js';
+import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';
 import { directoryProblem } from './checks.js';
 import { errorText } from './error-text.js';
 import { parseDuration } from './duration.js';
@@ -28,19 +28,11 @@ options:
   --agent <${AGENT_NAMES.join('|')}>
                           which agent CLI (default pi; for --replay, the agent whose output the
                           recording's first lines are, else pi)
-  --provider <name>       pi's provider; codex: the model provider's id in its configuration
   --model <id>            the model
-  --thinking <level>      pi's thinking level: ${PI_THINKING_LEVELS.join(', ')}
-  --session <s>           pi: new, none, continue or an id; claude: new, continue or an id to resume;
-                          codex: new, last or a thread id to resume; gemini: new, latest or a
-                          session id (or index) to resume
-  --sandbox <mode>        codex: ${CODEX_SANDBOX_MODES.join(', ')}
-  --approval-mode <mode>  gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)
-  --cwd <dir>             where the agent works (default: here)
+${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
   --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex the
                           native binary of the @anthropic-ai/claude-code or @openai/codex package
                           (its platform package), else claude or codex on PATH)
-  --allowed-tools <list>  claude: tools allowed without asking, comma-separated
   --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
   --idle-timeout <duration>
@@ -105,12 +97,9 @@ const DURATION_HINT = 'such as 5000 (ms), 90s, 10m or 2h';
 /** The options `run` and `chat` share, as node:util's parseArgs declares them. */
 export const AGENT_OPTIONS = {
   agent: { type: 'string', default: 'pi' },
-  provider: { type: 'string' },
   model: { type: 'string' },
   cwd: { type: 'string' },
   executable: { type: 'string' },
-  'allowed-tools': { type: 'string' },
-  'approval-mode': { type: 'string' },
   'no-agent-retry': { type: 'boolean', default: false },
   grace: { type: 'string' },
   'idle-timeout': { type: 'string' },
@@ -127,11 +116,9 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
       allowPositionals: true,
       options: {
         ...AGENT_OPTIONS,
+        ...agentFlagOptions('run'),
         // No default: a replay without --agent is of the agent its recording shows.
         agent: { type: 'string' },
-        sandbox: { type: 'string' },
-        thinking: { type: 'string' },
-        session: { type: 'string' },
         timeout: { type: 'string' },
         json: { type: 'boolean', default: false },
         replay: { type: 'string' },
@@ -153,22 +140,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   const prompt = fromStdin ? (input.stdin ?? '').trim() : positionals.join(' ').trim();
   if (fromStdin && prompt === '') return { kind: 'usage-error', message: 'the prompt read from stdin is empty' };
   if (prompt === '' && replay === undefined) return { kind: 'usage-error', message: 'a prompt is needed: as an argument, or - to read it from stdin' };
-  if (values.thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(values.thinking)) {
-    return { kind: 'usage-error', message: `--thinking must be one of ${PI_THINKING_LEVELS.join(', ')}` };
-  }
   const limits = parseLimits(values);
   if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
-  const common = {
-    // A replay needs no prompt; the sources still require one.
-    prompt: prompt === '' ? '(replay)' : prompt,
-    ...(values.executable === undefined ? {} : { executable: values.executable }),
-    ...(values.model === undefined ? {} : { model: values.model }),
-    ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
-    ...limits,
-    ...(values['no-agent-retry'] ? { agentRetry: false } : {}),
-  };
-  const session = values.session;
-  const resuming = session !== undefined && session !== 'new' && session !== 'none';
   let source: () => Observable<CliMessage>;
   let stop: (() => Promise<void>) | undefined;
   const fleet = values.fleet;
@@ -179,9 +152,13 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
     }
+    const own = agentFlagValues(agent, values, 'run');
+    if (typeof own === 'string') return { kind: 'usage-error', message: own };
+    const { gracePeriodMs: _grace, ...times } = limits;
+    const options = { prompt, ...flagged(values), ...times, ...own };
     let spec: RunSpec;
     try {
-      spec = checkRunSpec({ agent, options: fleetOptions(agent, values, prompt, limits) });
+      spec = checkRunSpec({ agent, options });
     } catch (error) {
       return { kind: 'usage-error', message: errorText(error) };
     }
@@ -203,91 +180,38 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
       agent = detected ?? 'pi';
       if (detected === null) notice = `no agent's output recognised in the first lines of ${replay}; replaying it as pi's (choose the agent with --agent)`;
     }
-    const toMessages = AGENTS[agent].output({ resuming });
-    source = () => replayFile(replay).pipe(toMessages);
   } else if (values.cwd !== undefined && directoryProblem('--cwd', values.cwd) !== undefined) {
     return { kind: 'usage-error', message: directoryProblem('--cwd', values.cwd) ?? '' };
-  } else if (agent === 'pi') {
-    const options = {
-      ...common,
-      ...(values.provider === undefined ? {} : { provider: values.provider }),
-      ...(values.thinking === undefined ? {} : { thinking: values.thinking as PiThinkingLevel }),
-      ...(session === undefined ? {} : { session: piSession(session) }),
-    };
-    source = () => AGENTS.pi.run(options);
-  } else if (agent === 'codex') {
-    const options = {
-      ...common,
-      ...(values.provider === undefined ? {} : { provider: values.provider }),
-      ...(values.sandbox === undefined ? {} : { sandbox: values.sandbox as CodexSandboxMode }),
-      ...(session === undefined || session === 'new' ? {} : { session: session === 'last' ? ('last' as const) : { resume: session } }),
-    };
-    source = () => AGENTS.codex.run(options);
-  } else if (agent === 'gemini') {
-    const options = {
-      ...common,
-      ...(values['approval-mode'] === undefined ? {} : { approvalMode: values['approval-mode'] as GeminiApprovalMode }),
-      ...(session === undefined || session === 'new' ? {} : { session: session === 'latest' ? ('latest' as const) : { resume: session } }),
-    };
-    source = () => AGENTS.gemini.run(options);
-  } else {
-    const tools = values['allowed-tools']?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
-    const options = {
-      ...common,
-      ...(tools === undefined ? {} : { allowedTools: tools }),
-      ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? ('continue' as const) : { resume: session } }),
-    };
-    source = () => AGENTS.claude.run(options);
   }
-  // Build once now, so that invalid options are reported as usage errors, not at subscribe time.
+  const own = agentFlagValues(agent, values, 'run');
+  if (typeof own === 'string') return { kind: 'usage-error', message: own };
+  const definition = agentByName(agent);
+  // A replay needs no prompt; the sources still require one.
+  const options = { prompt: prompt === '' ? '(replay)' : prompt, ...flagged(values), ...(values.executable === undefined ? {} : { executable: values.executable }), ...limits, ...own };
+  // Checked now, so that invalid options are reported as usage errors, not at subscribe time.
+  let invocation;
   try {
-    source();
+    invocation = runInvocation(definition, options);
   } catch (error) {
     return { kind: 'usage-error', message: errorText(error) };
   }
-  const built = source;
-  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source: built } as const;
+  if (replay !== undefined) {
+    const toMessages = agentOutputToMessages(definition.dialect({ resuming: 'resuming' in invocation && invocation.resuming }));
+    source = () => replayFile(replay).pipe(toMessages);
+  } else {
+    source = () => runAgent(definition, options);
+  }
+  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source } as const;
   return notice === undefined ? run : { ...run, notice };
 }
 
-/** A fleet run's options (the spec's): what the caller may choose, from the same flags as a local run. */
-function fleetOptions(
-  agent: AgentName,
-  values: { readonly [key: string]: string | boolean | undefined },
-  prompt: string,
-  limits: RunLimits,
-): Record<string, unknown> {
-  const text = (key: string): string | undefined => (typeof values[key] === 'string' ? values[key] : undefined);
-  const session = text('session');
-  const { gracePeriodMs: _grace, ...times } = limits;
-  const common = {
-    prompt,
-    ...(text('model') === undefined ? {} : { model: text('model') }),
-    ...(text('cwd') === undefined ? {} : { cwd: text('cwd') }),
-    ...times,
+/** The options every agent takes from the shared flags, a fleet caller's included: `--model`, `--cwd`, `--no-agent-retry`. */
+function flagged(values: { readonly model?: string | undefined; readonly cwd?: string | undefined; readonly 'no-agent-retry'?: boolean | undefined }): Readonly<Record<string, unknown>> {
+  return {
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.cwd === undefined ? {} : { cwd: values.cwd }),
     ...(values['no-agent-retry'] === true ? { agentRetry: false } : {}),
   };
-  switch (agent) {
-    case 'pi':
-      return { ...common, ...(text('provider') === undefined ? {} : { provider: text('provider') }), ...(text('thinking') === undefined ? {} : { thinking: text('thinking') }), ...(session === undefined ? {} : { session: piSession(session) }) };
-    case 'codex':
-      return {
-        ...common,
-        ...(text('provider') === undefined ? {} : { provider: text('provider') }),
-        ...(text('sandbox') === undefined ? {} : { sandbox: text('sandbox') }),
-        ...(session === undefined || session === 'new' ? {} : { session: session === 'last' ? 'last' : { resume: session } }),
-      };
-    case 'gemini':
-      return {
-        ...common,
-        ...(text('approval-mode') === undefined ? {} : { approvalMode: text('approval-mode') }),
-        ...(session === undefined || session === 'new' ? {} : { session: session === 'latest' ? 'latest' : { resume: session } }),
-      };
-    case 'claude': {
-      const tools = text('allowed-tools')?.split(',').map((tool) => tool.trim()).filter((tool) => tool !== '');
-      return { ...common, ...(tools === undefined ? {} : { allowedTools: tools }), ...(session === undefined || session === 'new' ? {} : { session: session === 'continue' ? 'continue' : { resume: session } }) };
-    }
-  }
 }
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options in ms, or what is wrong with one. */
@@ -341,11 +265,6 @@ export function joinDashValues(argv: readonly string[], flags: ReadonlySet<strin
   return args;
 }
 
-
-function piSession(value: string): PiSession {
-  if (value === 'new' || value === 'none' || value === 'continue') return value;
-  return { id: value };
-}
 
 /** What the first line says runs: `pi (anthropic/claude)` or `replay of run.jsonl (pi)`. */
 export function describeRun(request: Extract<RunRequest, { kind: 'run' }>): string {

@@ -1,14 +1,11 @@
 import type { ConnectionOptions, Job } from 'bullmq';
 import { hostname } from 'node:os';
 import type { Observable, Subscription } from 'rxjs';
-import { AGENTS } from '../agents/table.js';
-import type { RunClaudeCodeOptions } from '../agents/claude/options.js';
-import type { RunCodexOptions } from '../agents/codex/options.js';
-import type { RunGeminiOptions } from '../agents/gemini/options.js';
-import type { RunPiOptions } from '../agents/pi/options.js';
+import { agentByName, type AgentName, type AgentRunOptions } from '../agents/table.js';
 import { isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
 import type { StopReport } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
+import { runAgent } from '../sources/run-agent.js';
 import { workerFolderOnly } from './cwd.js';
 import { fleetFailure } from './failure.js';
 import { UnrecoverableError, Worker, type Redis } from './peers.js';
@@ -19,13 +16,11 @@ import { aborted, within } from './waits.js';
 /** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
 export const WORKER_ENV = 'AGENT_RX_WORKER';
 
-/** What a worker decides of each agent: its executable, environment, configuration. Callers cannot. */
-export interface WorkerAgents {
-  readonly pi?: Partial<Omit<RunPiOptions, 'prompt'>>;
-  readonly claude?: Partial<Omit<RunClaudeCodeOptions, 'prompt'>>;
-  readonly codex?: Partial<Omit<RunCodexOptions, 'prompt'>>;
-  readonly gemini?: Partial<Omit<RunGeminiOptions, 'prompt'>>;
-}
+/**
+ * What a worker decides of each agent it runs (its executable, environment, configuration), by
+ * the agent's name; an agent left out is not run here. Callers cannot choose these.
+ */
+export type WorkerAgents = { readonly [N in AgentName]?: Partial<Omit<AgentRunOptions<N>, 'prompt'>> };
 
 /**
  * Options of {@link serveRuns}: where Redis is (see {@link FleetOptions}), how many runs at once, and
@@ -354,11 +349,9 @@ class RunWorker implements RunServer {
     const own: { readonly env?: Readonly<Record<string, string | undefined>> } | undefined = this.#options.agents[spec.agent];
     if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
     const env = { ...own.env, [WORKER_ENV]: this.workerName };
-    const options = { ...own, ...spec.options, cwd, env, onStopped } as unknown as RunPiOptions;
-    // The table's sources take their agent's options; the spec was checked for that agent, and
-    // the worker's settings are that agent's (`WorkerAgents`).
-    const run = AGENTS[spec.agent].run as (options: RunPiOptions) => Observable<CliMessage>;
-    return run(options);
+    // The spec was checked for that agent, and the worker's settings are that agent's (`WorkerAgents`);
+    // the run checks the whole against the agent's schema.
+    return runAgent(agentByName(spec.agent), { ...own, ...spec.options, cwd, env, onStopped });
   }
 
   #tell(event: WorkerRunEvent): void {

@@ -1,4 +1,4 @@
-import type { CliMessage, FailureReason, StopReason, Usage } from '../messages.js';
+import type { CliMessage, FailureReason, StopReason, ToolKind, Usage } from '../messages.js';
 import type { TurnEnd } from './buffer-thinking-until-turn-end.js';
 import type { AgentEvent, RunExit } from './items.js';
 import type { EventValidator } from './parse-json-line.js';
@@ -65,6 +65,19 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
   mapStderrLine?(state: S, line: string): readonly CliMessage[];
   /** The agent's session id so far, for the terminal message's `sessionId`. */
   sessionId(state: S): string | undefined;
+  /**
+   * The agent's tools, by the names it gives them: each `tool.call` gets its `kind` and `summary`
+   * from here (unless the agent reported them itself). Without it, tool calls have neither.
+   */
+  readonly tools?: ToolVocabulary;
+}
+
+/** An agent's tools: what kind each is, and what a call does in one line. Pure. */
+export interface ToolVocabulary {
+  /** The kind of the tool `name` (`other` for one the agent's vocabulary does not know, e.g. an MCP server's). */
+  kind(name: string): ToolKind;
+  /** What a call of `name` with `input` does, in one line (`echo hello`, `src/index.ts`); `undefined` when nothing says it better than the input. */
+  summary(name: string, input: unknown): string | undefined;
 }
 
 /** Structured facts about a failure, for `terminal.failed`. */

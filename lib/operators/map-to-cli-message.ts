@@ -58,7 +58,7 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
           try {
             switch (item.kind) {
               case 'event':
-                for (const message of dialect.map(state, item.event)) subscriber.next(message);
+                for (const message of eventMessages(dialect, state, item.event)) subscriber.next(message);
                 return;
               case 'text':
                 subscriber.next(item.channel === 'assistant' ? { type: 'assistant', text: item.text } : { type: 'assistant.thought', text: item.text });
@@ -94,6 +94,22 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
       });
       return subscription;
     });
+}
+
+/**
+ * The messages an agent event stands for, by the dialect, each `tool.call` with its tool's `kind`
+ * and `summary` from the dialect's vocabulary (what the agent reported itself stays).
+ */
+export function eventMessages<S, E extends AgentEvent>(dialect: MessageMapping<S, E>, state: S, event: E): readonly CliMessage[] {
+  const messages = dialect.map(state, event);
+  const tools = dialect.tools;
+  if (tools === undefined || !messages.some((message) => message.type === 'tool.call')) return messages;
+  return messages.map((message) => {
+    if (message.type !== 'tool.call') return message;
+    const kind = message.kind ?? tools.kind(message.name);
+    const summary = message.summary ?? tools.summary(message.name, message.input);
+    return { ...message, kind, ...(summary === undefined ? {} : { summary }) };
+  });
 }
 
 const DIALECT_FUNCTIONS = ['createState', 'map', 'conclude', 'lastError', 'sessionId'] as const;

@@ -349,7 +349,7 @@ function sessionUpdate(message: SessionMessage): acp.SessionUpdate | null {
       // ACP cannot take text back: the client is told what was withdrawn.
       return { sessionUpdate: 'notice', severity: 'warning', title: 'The agent revised its answer', description: `withdrawn: ${message.text}` };
     case 'tool.call':
-      return { sessionUpdate: 'tool_call', toolCallId: message.toolCallId, title: toolTitle(message.name, message.input), kind: toolKind(message.name), status: 'in_progress', rawInput: message.input };
+      return { sessionUpdate: 'tool_call', toolCallId: message.toolCallId, title: toolTitle(message.name, message.summary), kind: message.kind ?? 'other', status: 'in_progress', rawInput: message.input };
     case 'tool.update':
       return { sessionUpdate: 'tool_call_update', toolCallId: message.toolCallId, content: [{ type: 'content', content: text(message.output) }] };
     case 'tool.completed':
@@ -370,23 +370,8 @@ function sessionUpdate(message: SessionMessage): acp.SessionUpdate | null {
   }
 }
 
-/** A tool's title: its name, with the command or the path it works on. */
-function toolTitle(name: string, input: unknown): string {
-  const record = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
-  for (const key of ['command', 'cmd', 'file_path', 'path', 'pattern', 'url', 'query', 'title']) {
-    const value = record[key];
-    if (typeof value === 'string' && value !== '') return `${name}: ${value.length > 120 ? `${value.slice(0, 119)}…` : value}`;
-  }
-  return name;
-}
-
-/** ACP's kind of a tool, by the names the agents give theirs. */
-function toolKind(name: string): acp.ToolKind {
-  const lower = name.toLowerCase();
-  if (['bash', 'command_execution', 'execute', 'run_shell_command', 'shell'].includes(lower)) return 'execute';
-  if (['read', 'read_file', 'notebookread'].includes(lower)) return 'read';
-  if (['edit', 'write', 'multiedit', 'file_change', 'write_file', 'replace', 'notebookedit'].includes(lower)) return 'edit';
-  if (['grep', 'glob', 'search', 'find', 'ls', 'search_file_content'].includes(lower)) return 'search';
-  if (['webfetch', 'web_fetch', 'fetch', 'websearch', 'web_search', 'google_web_search'].includes(lower)) return 'fetch';
-  return 'other';
+/** A tool's title: its name, with what the call does (the command, the path) when the agent's vocabulary says. */
+function toolTitle(name: string, summary: string | undefined): string {
+  if (summary === undefined || summary === '') return name;
+  return `${name}: ${summary.length > 120 ? `${summary.slice(0, 119)}…` : summary}`;
 }

@@ -3,14 +3,14 @@ import type { SessionCommand, SessionMessage, TerminalFailed } from '../messages
 import { dialectItems } from '../operators/agent-output-to-messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import type { PipelineItem, RunExit } from '../operators/items.js';
-import { terminalAtExit } from '../operators/map-to-cli-message.js';
-import type { SettingsOverlay } from '../agents/shared/settings-overlay.js';
+import { eventMessages, terminalAtExit } from '../operators/map-to-cli-message.js';
+import type { SettingsOverlay } from '../agents/definition.js';
 import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
 import { startProcessRun, type ProcessRun } from '../process/process-run.js';
 import { describe, startTimeNow } from '../process/process-table.js';
-import type { RunOverlay } from '../sources/overlay-run.js';
+import type { RunOverlay } from '../agents/definition.js';
 import { setupFailure } from '../sources/setup-failure.js';
 import type { ProtocolChannel, ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
 import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
@@ -225,7 +225,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
         guarded(() => {
           switch (item.kind) {
             case 'event':
-              for (const message of dialect.map(contentState, item.event)) dispatch({ type: 'content', message });
+              for (const message of eventMessages(dialect, contentState, item.event)) dispatch({ type: 'content', message });
               react(protocol.read(protocolState, item.event));
               return;
             case 'text':

@@ -1,18 +1,15 @@
-import type { OperatorFunction } from 'rxjs';
+import type { McpServer } from '@agentclientprotocol/sdk';
 import { resolve } from 'node:path';
+import type { OperatorFunction } from 'rxjs';
 import { acpClientProtocol, type AcpClientHandlers, type PermissionPolicy } from '../agents/acp/client.js';
 import { acpDialect } from '../agents/acp/dialect.js';
-import { buildGeminiSessionInvocation } from '../agents/gemini/args.js';
-import { geminiStderrLine } from '../agents/gemini/dialect.js';
+import { geminiAgent } from '../agents/gemini/definition.js';
 import type { GeminiSessionOptions } from '../agents/gemini/options.js';
-import { geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
-import type { SessionCommand, SessionMessage, Usage } from '../messages.js';
+import type { SessionCommand, SessionMessage } from '../messages.js';
 import type { ProcessOptions } from '../process/options.js';
+import { agentSession } from '../sessions/agent-session.js';
 import { runSession } from '../sessions/run-session.js';
-import type { McpServer, PromptResponse } from '@agentclientprotocol/sdk';
-import { usageOf as usageFrom } from '../agents/shared/usage.js';
-import { field, numberOf } from '../agents/shared/events.js';
 
 /** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
 export interface AcpClientOptions {
@@ -49,59 +46,30 @@ export function acpSession(options: AcpSessionOptions): OperatorFunction<Session
   const { command, args = [], name = 'ACP agent', permission, handlers, mcpServers, ...processOptions } = options;
   checkString('command', command);
   checkStringLists({ args });
-  return acpOver(command, args, name, processOptions, { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) });
-}
-
-/**
- * Gemini CLI as a session: `acpSession` over `gemini --acp`, with `runGemini`'s options (without
- * the prompt and the session: ACP opens a new one). With `agentRetry: false` the session gets the
- * home overlay without retries, as a run does.
- *
- * @example
- * commands.pipe(geminiSession({ approvalMode: 'yolo' })).subscribe(render);
- */
-export function geminiSession(options: GeminiSessionOptions & AcpClientOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
-  const { permission, handlers, mcpServers, ...gemini } = options;
-  const invocation = buildGeminiSessionInvocation(gemini);
-  return acpOver(
-    invocation.command,
-    invocation.args,
-    'Gemini CLI',
-    invocation.processOptions,
-    { ...(permission === undefined ? {} : { permission }), ...(handlers === undefined ? {} : { handlers }), ...(mcpServers === undefined ? {} : { mcpServers }) },
-    invocation.agentRetry,
-    geminiPromptUsage,
-    geminiStderrLine,
-  );
-}
-
-function acpOver(
-  command: string,
-  args: readonly string[],
-  name: string,
-  processOptions: Omit<ProcessOptions, 'stdin'>,
-  client: AcpClientOptions,
-  agentRetry = true,
-  usageOf?: (response: PromptResponse) => Usage | undefined,
-  stderrLine?: (stderr: string) => string | undefined,
-): OperatorFunction<SessionCommand, SessionMessage> {
-  const dialect = acpDialect(name);
   return runSession({
     command,
     args,
     // ACP has no abort of its own process: SIGTERM, then the tree kill after the grace period.
     processOptions: { interrupt: { signal: 'SIGTERM', stdin: null }, ...processOptions },
-    // The agent's own reading of its stderr, where it has one (the generic one otherwise).
-    dialect: stderrLine === undefined ? dialect : { ...dialect, stderrLine },
-    protocol: acpClientProtocol({ name, cwd: resolve(processOptions.cwd ?? process.cwd()), ...client, ...(usageOf === undefined ? {} : { usageOf }) }),
-    ...(agentRetry ? {} : { overlay: geminiNoRetryOverlay() }),
+    dialect: acpDialect(name),
+    protocol: acpClientProtocol({
+      name,
+      cwd: resolve(processOptions.cwd ?? process.cwd()),
+      ...(permission === undefined ? {} : { permission }),
+      ...(handlers === undefined ? {} : { handlers }),
+      ...(mcpServers === undefined ? {} : { mcpServers }),
+    }),
   });
 }
 
-/** Gemini CLI puts a turn's token counts into its answer: `_meta.quota.token_count`. */
-function geminiPromptUsage(response: PromptResponse): Usage | undefined {
-  const counts = field(field(response._meta, 'quota'), 'token_count');
-  const input = numberOf(field(counts, 'input_tokens'));
-  const output = numberOf(field(counts, 'output_tokens'));
-  return input === undefined || output === undefined ? undefined : usageFrom({ input, output });
+/**
+ * Gemini CLI as a session: `acpSession` over `gemini --acp`, with `runGemini`'s options (without
+ * the prompt and the session: ACP opens a new one) and `acpSession`'s client options. With `agentRetry: false` the session gets the
+ * home overlay without retries, as a run does.
+ *
+ * @example
+ * commands.pipe(geminiSession({ approvalMode: 'yolo' })).subscribe(render);
+ */
+export function geminiSession(options: GeminiSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
+  return agentSession(geminiAgent, options);
 }

@@ -1,11 +1,8 @@
-import { defer, type OperatorFunction } from 'rxjs';
-import { buildClaudeSessionInvocation } from '../agents/claude/args.js';
-import { findClaudeExecutable } from '../agents/claude/executable.js';
-import { claudeDialect } from '../agents/claude/dialect.js';
+import type { OperatorFunction } from 'rxjs';
+import { claudeAgent } from '../agents/claude/definition.js';
 import type { ClaudeCodeSessionOptions } from '../agents/claude/options.js';
-import { claudeSessionProtocol } from '../agents/claude/session.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
-import { runSession } from '../sessions/run-session.js';
+import { agentSession } from '../sessions/agent-session.js';
 
 /**
  * An interactive Claude Code session (stream-json in and out): one process for a stream of
@@ -24,11 +21,5 @@ import { runSession } from '../sessions/run-session.js';
  * commands.next({ type: 'prompt', text: 'Fix the failing test' });
  */
 export function claudeCodeSession(options: ClaudeCodeSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
-  const { command, args, processOptions, resuming } = buildClaudeSessionInvocation(options);
-  const resume = typeof options.session === 'object' ? { resume: options.session.resume } : {};
-  const spec = { args, processOptions, dialect: claudeDialect({ resuming }), protocol: claudeSessionProtocol({ newSession: !resuming, ...resume }) };
-  // Every option is checked now, whichever executable is found later.
-  const session = runSession({ ...spec, command });
-  if (options.executable !== undefined) return session;
-  return (commands) => defer(() => commands.pipe(runSession({ ...spec, command: findClaudeExecutable({ ...process.env, ...processOptions.env }).command })));
+  return agentSession(claudeAgent, options);
 }

@@ -1,5 +1,5 @@
 import { defer, of, type Observable, type OperatorFunction } from 'rxjs';
-import type { SettingsOverlay } from '../agents/shared/settings-overlay.js';
+import type { RunOverlay, SettingsOverlay } from '../agents/definition.js';
 import type { CliMessage } from '../messages.js';
 import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
@@ -8,15 +8,8 @@ import { describe } from '../process/process-table.js';
 import { processLines } from './process-lines.js';
 import { setupFailure } from './setup-failure.js';
 
-/** A configuration overlay a run is pointed at through one environment variable. */
-export interface RunOverlay {
-  /** Makes the overlay in `parent` (the host's temporary folder), from the run's environment. */
-  create(env: Readonly<Record<string, string | undefined>>, parent: string): SettingsOverlay;
-  /** The variable that points the agent at it. */
-  readonly env: string;
-  /** What it is for, for the setup failure's message: `pi's settings without retries`. */
-  readonly what: string;
-}
+export type { RunOverlay };
+
 
 /**
  * A run whose process gets a configuration overlay of its own, one per subscription, in the host's

@@ -1,11 +1,8 @@
 import type { OperatorFunction } from 'rxjs';
-import { buildPiSessionInvocation } from '../agents/pi/args.js';
-import { piDialect } from '../agents/pi/dialect.js';
+import { piAgent } from '../agents/pi/definition.js';
 import type { PiSessionOptions } from '../agents/pi/options.js';
-import { piSessionProtocol } from '../agents/pi/session.js';
-import { piNoRetryOverlay } from '../agents/pi/settings-overlay.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
-import { runSession } from '../sessions/run-session.js';
+import { agentSession } from '../sessions/agent-session.js';
 
 /**
  * An interactive pi session (`pi --mode rpc`): one pi process for a stream of commands, many
@@ -28,13 +25,5 @@ import { runSession } from '../sessions/run-session.js';
  * commands.next({ type: 'prompt', text: 'What does this repo do?' });
  */
 export function piSession(options: PiSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
-  const invocation = buildPiSessionInvocation(options);
-  return runSession({
-    command: invocation.command,
-    args: invocation.args,
-    processOptions: invocation.processOptions,
-    dialect: piDialect({ resuming: invocation.resuming }),
-    protocol: piSessionProtocol({ resuming: invocation.resuming }),
-    ...(invocation.agentRetry ? {} : { overlay: piNoRetryOverlay(invocation.savesSession) }),
-  });
+  return agentSession(piAgent, options);
 }

@@ -1,11 +1,8 @@
-import { defer, type Observable } from 'rxjs';
-import { buildClaudeInvocation } from '../agents/claude/args.js';
-import { findClaudeExecutable } from '../agents/claude/executable.js';
+import type { Observable } from 'rxjs';
+import { claudeAgent } from '../agents/claude/definition.js';
 import type { RunClaudeCodeOptions } from '../agents/claude/options.js';
-import { claudeOutputToMessages } from '../agents/claude/dialect.js';
 import type { CliMessage } from '../messages.js';
-import { resolveProcessOptions } from '../process/options.js';
-import { processLines } from './process-lines.js';
+import { runAgent } from './run-agent.js';
 
 /**
  * Runs Claude Code (`claude -p --output-format stream-json --verbose`) as a cold Observable of
@@ -13,7 +10,7 @@ import { processLines } from './process-lines.js';
  * ends with exactly one terminal message. Unsubscribing sends SIGINT (Claude Code then kills its
  * tool's process group), and SIGKILLs the whole tree, tool commands included, after the grace period.
  * Without `executable`, the native binary of the `@anthropic-ai/claude-code` package is found at
- * each subscription (see `findClaudeExecutable`).
+ * each subscription (its platform package's binary, see `claudeAgent`).
  *
  * - The prompt is passed last, after `--`, so it is never read as a flag (one argument is limited to
  *   128 KiB on Linux).
@@ -43,10 +40,5 @@ import { processLines } from './process-lines.js';
  *   });
  */
 export function runClaudeCode(options: RunClaudeCodeOptions): Observable<CliMessage> {
-  const { command, args, processOptions, resuming } = buildClaudeInvocation(options);
-  const toMessages = claudeOutputToMessages({ resuming });
-  if (options.executable !== undefined) return processLines(command, args, processOptions).pipe(toMessages);
-  // Every option is checked now, whichever executable is found later.
-  resolveProcessOptions(command, args, processOptions);
-  return defer(() => processLines(findClaudeExecutable({ ...process.env, ...processOptions.env }).command, args, processOptions).pipe(toMessages));
+  return runAgent(claudeAgent, options);
 }

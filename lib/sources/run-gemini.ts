@@ -1,13 +1,8 @@
 import type { Observable } from 'rxjs';
-import { buildGeminiInvocation } from '../agents/gemini/args.js';
-import { geminiOutputToMessages } from '../agents/gemini/dialect.js';
+import { geminiAgent } from '../agents/gemini/definition.js';
 import type { RunGeminiOptions } from '../agents/gemini/options.js';
-import { removingResumeLeftovers } from '../agents/gemini/resume-leftovers.js';
-import { geminiHome, geminiNoRetryOverlay } from '../agents/gemini/settings-overlay.js';
 import type { CliMessage } from '../messages.js';
-import { resolveProcessOptions } from '../process/options.js';
-import { processLines } from './process-lines.js';
-import { runWithOverlay } from './overlay-run.js';
+import { runAgent } from './run-agent.js';
 
 /**
  * Runs Gemini CLI (`gemini --output-format stream-json`, headless on the prompt given on stdin) as
@@ -53,14 +48,5 @@ import { runWithOverlay } from './overlay-run.js';
  *   });
  */
 export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
-  const invocation = buildGeminiInvocation(options);
-  const toMessages = geminiOutputToMessages({ resuming: invocation.resuming });
-  const { command, args, processOptions } = invocation;
-  // Every option is checked now, whichever way the run is built below.
-  resolveProcessOptions(command, args, processOptions);
-  const run$ = invocation.agentRetry
-    ? processLines(command, args, processOptions).pipe(toMessages)
-    : runWithOverlay(command, args, processOptions, geminiNoRetryOverlay(), toMessages);
-  if (!invocation.resuming) return run$;
-  return run$.pipe(removingResumeLeftovers(() => geminiHome({ ...process.env, ...processOptions.env })));
+  return runAgent(geminiAgent, options);
 }

@@ -1,12 +1,8 @@
 import type { Observable } from 'rxjs';
-import { buildPiInvocation } from '../agents/pi/args.js';
-import { piOutputToMessages } from '../agents/pi/dialect.js';
+import { piAgent } from '../agents/pi/definition.js';
 import type { RunPiOptions } from '../agents/pi/options.js';
 import type { CliMessage } from '../messages.js';
-import { piNoRetryOverlay } from '../agents/pi/settings-overlay.js';
-import { resolveProcessOptions } from '../process/options.js';
-import { processLines } from './process-lines.js';
-import { runWithOverlay } from './overlay-run.js';
+import { runAgent } from './run-agent.js';
 
 /**
  * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
@@ -39,11 +35,5 @@ import { runWithOverlay } from './overlay-run.js';
  *   });
  */
 export function runPi(options: RunPiOptions): Observable<CliMessage> {
-  const invocation = buildPiInvocation(options);
-  const toMessages = piOutputToMessages({ resuming: invocation.resuming });
-  const { command, args, processOptions } = invocation;
-  // Every option is checked now, whichever way the run is built below.
-  resolveProcessOptions(command, args, processOptions);
-  if (invocation.agentRetry) return processLines(command, args, processOptions).pipe(toMessages);
-  return runWithOverlay(command, args, processOptions, piNoRetryOverlay(invocation.savesSession), toMessages);
+  return runAgent(piAgent, options);
 }

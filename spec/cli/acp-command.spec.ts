@@ -18,7 +18,7 @@ describe('agent-rx acp: arguments', () => {
     ['an unknown agent', ['--agent', 'gpt'], '--agent must be one of pi, claude, codex, gemini; got gpt'],
     ['a flag of another agent', ['--agent', 'pi', '--allowed-tools', 'Bash'], '--allowed-tools is not an option of pi'],
     ['a bad duration', ['--grace', '-5'], "--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'"],
-    ['an invalid option of the agent', ['--agent', 'gemini', '--approval-mode', 'reckless'], 'approvalMode must be one of'],
+    ['an invalid option of the agent', ['--agent', 'gemini', '--approval-mode', 'reckless'], '--approval-mode must be one of'],
     ['a positional argument', ['hello'], 'unexpected argument hello: this command takes options only'],
   ])('reports %s as a usage error', (_name, argv, message) => {
     const request = parseAcpArgs(argv);
@@ -27,7 +27,7 @@ describe('agent-rx acp: arguments', () => {
   });
 
   it("gives the session's refusal as its message, without the library's own 'agent-rx: ' (the command's line names it)", () => {
-    expect(parseAcpArgs(['--model', ''])).toEqual({ kind: 'usage-error', message: 'model must be a non-empty string' });
+    expect(parseAcpArgs(['--model', ''])).toEqual({ kind: 'usage-error', message: 'model must be a non-empty string; got ""' });
   });
 
   it('answers --help with the usage, which names the extension methods', () => {

@@ -77,7 +77,7 @@ describe('agent-rx chat: arguments', () => {
   });
 
   it("gives the session's refusal as its message, without the library's own 'agent-rx: ' (the command's line names it)", () => {
-    expect(usageError(['--model', ''])).toBe('model must be a non-empty string');
+    expect(usageError(['--model', ''])).toBe('model must be a non-empty string; got ""');
   });
 
   it('checks --grace and --idle-timeout as `run` does, and refuses an option the agent does not take, or a prompt argument', () => {
@@ -86,8 +86,8 @@ describe('agent-rx chat: arguments', () => {
     });
     expect(usageError(['--idle-timeout', '0'])).toBe("--idle-timeout must be a duration > 0 such as 5000 (ms), 90s, 10m or 2h; got '0'");
     expect(usageError(['--grace=-5'])).toBe("--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'");
-    expect(usageError(['--agent', 'claude', '--provider', 'x'])).toBe('--provider is not an option of Claude Code');
-    expect(usageError(['--allowed-tools', 'Bash'])).toBe('--allowed-tools is not an option of pi');
+    expect(usageError(['--agent', 'claude', '--provider', 'x'])).toBe('--provider is not an option of Claude Code (pi and Codex have it)');
+    expect(usageError(['--allowed-tools', 'Bash'])).toBe('--allowed-tools is not an option of pi (Claude Code has it)');
     expect(usageError(['hello'])).toContain('chat takes no prompt argument');
     expect(usageError(['--timeout', '5s'])).toBe('unknown option --timeout');
   });

@@ -10,12 +10,13 @@ import {
   claudeOutputToMessages,
   CliMessageSchema,
   codexOutputToMessages,
-  findClaudeExecutable,
   geminiOutputToMessages,
   piOutputToMessages,
   RUN_MARKER_ENV,
   type ProcessItem,
 } from '../../lib/index.js';
+import { claudeExecutable } from '../../lib/agents/claude/executable.js';
+import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js';
 import { parseDuration } from '../../lib/cli/duration.js';
 import { parseRunArgs, RUN_USAGE, type RunRequest } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
@@ -532,8 +533,8 @@ describe('agent-rx run --agent gemini', () => {
 });
 
 // Claude Code's bin in node_modules/.bin is a stub where its install script did not run: without
-// --executable the command line starts the platform package's binary (findClaudeExecutable).
-const claudeFound = findClaudeExecutable({ PATH: '' });
+// --executable the command line starts the platform package's binary (findExecutable).
+const claudeFound = findExecutable(claudeExecutable, { PATH: '' });
 (claudeFound.foundBy === 'package' ? describe : describe.skip)('agent-rx run --agent claude without --executable', () => {
   let server: FakeModelServer;
   let claudeEnv: ClaudeEnv;

@@ -10,19 +10,20 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findClaudeExecutable } from '../../lib/index.js';
+import { claudeExecutable as claudeLookup } from '../../lib/agents/claude/executable.js';
+import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js';
 
 /** The API key the CLI is given; the fake server logs what it receives (`RequestLogEntry.apiKey`). */
 export const CLAUDE_FAKE_API_KEY = 'agent-rx-fake-claude-key';
 
 /**
  * How to start the pinned Claude Code CLI after a plain `npm ci`: its native binary, as the library
- * finds it without an `executable` (`findClaudeExecutable`: the platform package's, since the
+ * finds it without an `executable` (`findExecutable(claudeExecutable)`: the platform package's, since the
  * package's own `bin/claude.exe` is a shell stub until its install script has run). The specs
  * name it explicitly, so that a run never falls back to a `claude` on the machine's PATH.
  */
 export function claudeExecutable(): { readonly command: string; readonly args: readonly string[] } {
-  const found = findClaudeExecutable({ PATH: '' });
+  const found = findExecutable(claudeLookup, { PATH: '' });
   if (found.foundBy !== 'package') throw new Error("Claude Code's native binary is missing from node_modules (npm ci with optional dependencies?)");
   return { command: found.command, args: [] };
 }

@@ -6,6 +6,7 @@ import { runClaudeCode, stopAllRuns, type CliMessage, type RunClaudeCodeOptions,
 import { isAlive } from '../helpers/processes.js';
 import { CLAUDE_FAKE_API_KEY, claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import {
+  BASH_TOOL_COMMAND,
   echoText,
   expectedText,
   expectedThinking,
@@ -130,7 +131,7 @@ describe('real Claude Code: tools', () => {
       const call = expectedToolCall('bash_tool', 'anthropic-messages', 'claude');
       const messages = await run('bash_tool (allowedTools Bash)', options('bash_tool', { allowedTools: ['Bash'] }));
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: call?.arguments },
+        { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: call?.arguments, kind: 'execute', summary: BASH_TOOL_COMMAND },
         { type: 'tool.completed', toolCallId: call?.id, name: 'Bash', output: 'hello' },
       ]);
       expect(call?.id).toMatch(/^toolu_/);
@@ -151,7 +152,7 @@ describe('real Claude Code: tools', () => {
       const refusal = server.requestsFor('touch_tool').at(-1)?.lastToolResultText;
       expect(refusal).toEqual(expect.stringContaining('touch'));
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: { command: TOUCH_TOOL_COMMAND, description: `Run ${TOUCH_TOOL_COMMAND}` } },
+        { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: { command: TOUCH_TOOL_COMMAND, description: `Run ${TOUCH_TOOL_COMMAND}` }, kind: 'execute', summary: TOUCH_TOOL_COMMAND },
         { type: 'tool.failed', toolCallId: call?.id, name: 'Bash', output: refusal },
       ]);
       expect(existsSync(join(env.cwd, 'touched-by-agent.txt'))).toBe(false);
@@ -171,7 +172,7 @@ describe('real Claude Code: tools', () => {
         const messages = await run('touch_tool (allowedTools Bash)', options('touch_tool', { allowedTools: ['Bash'] }));
         const output = server.requestsFor('touch_tool').at(-1)?.lastToolResultText;
         expect(tools(messages)).toEqual([
-          { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: call?.arguments },
+          { type: 'tool.call', toolCallId: call?.id, name: 'Bash', input: call?.arguments, kind: 'execute', summary: TOUCH_TOOL_COMMAND },
           { type: 'tool.completed', toolCallId: call?.id, name: 'Bash', output },
         ]);
         expect(output).toBe('(Bash completed with no output)');

@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  findCodexExecutable,
   isRetryableFailure,
   runCodex,
   stopAllRuns,
@@ -11,6 +10,8 @@ import {
   type StopReport,
   type TerminalFailed,
 } from '../../lib/index.js';
+import { codexExecutable as codexLookup } from '../../lib/agents/codex/executable.js';
+import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -94,7 +95,7 @@ const usage = (calls: number, output: number) => ({
 
 describe('real Codex: finding it', () => {
   it('without `executable`, the native binary of the installed @openai/codex package, not its Node launcher', () => {
-    const found = findCodexExecutable();
+    const found = findExecutable(codexLookup);
     expect(found).toEqual({ command: codexExecutable(), pathDir: expect.stringMatching(/codex-path$/) as unknown, foundBy: 'package' });
     expect(found.command).not.toMatch(/\.js$/);
   });
@@ -163,7 +164,7 @@ describe('real Codex: tools', () => {
       server.reset();
       const messages = await run('bash_tool', options('bash_tool'));
       const [call, result] = tools(messages);
-      expect(call).toEqual({ type: 'tool.call', toolCallId: expect.any(String) as unknown, name: 'command_execution', input: { command: `/bin/bash -lc '${BASH_TOOL_COMMAND}'` } });
+      expect(call).toEqual({ type: 'tool.call', toolCallId: expect.any(String) as unknown, name: 'command_execution', input: { command: `/bin/bash -lc '${BASH_TOOL_COMMAND}'` }, kind: 'execute', summary: BASH_TOOL_COMMAND });
       expect(result).toEqual({ type: 'tool.completed', toolCallId: (call as { toolCallId: string }).toolCallId, name: 'command_execution', output: 'hello\n' });
       expect(tools(messages)).toHaveLength(2);
       expect(types(messages)).toEqual(['session.started', 'assistant', 'tool.call', 'tool.completed', 'assistant', 'terminal.completed']);
@@ -178,7 +179,7 @@ describe('real Codex: tools', () => {
     async () => {
       const messages = await run('fail_tool', options('fail_tool'));
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId: expect.any(String) as unknown, name: 'command_execution', input: { command: `/bin/bash -lc '${FAIL_TOOL_COMMAND}'` } },
+        { type: 'tool.call', toolCallId: expect.any(String) as unknown, name: 'command_execution', input: { command: `/bin/bash -lc '${FAIL_TOOL_COMMAND}'` }, kind: 'execute', summary: FAIL_TOOL_COMMAND },
         { type: 'tool.failed', toolCallId: expect.any(String) as unknown, name: 'command_execution', output: expect.stringContaining('No such file or directory') as unknown },
       ]);
       expect(answerOf(messages)).toContain(expectedText('fail_tool'));

@@ -8,6 +8,8 @@ import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import {
+  FAIL_TOOL_COMMAND,
+  BASH_TOOL_COMMAND,
   echoText,
   expectedErrorMessage,
   expectedText,
@@ -163,7 +165,7 @@ describe('real Gemini CLI: tools', () => {
       const toolCallId = first?.type === 'tool.call' ? first.toolCallId : '';
       expect(toolCallId).toMatch(TOOL_ID);
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments },
+        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments, kind: 'execute', summary: BASH_TOOL_COMMAND },
         { type: 'tool.completed', toolCallId, name: 'run_shell_command', output: 'hello' },
       ]);
       expect(call?.arguments).toEqual({ command: 'echo hello', description: 'Run echo hello' });
@@ -187,7 +189,7 @@ describe('real Gemini CLI: tools', () => {
       const [first] = tools(messages);
       const toolCallId = first?.type === 'tool.call' ? first.toolCallId : '';
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments },
+        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments, kind: 'execute', summary: BASH_TOOL_COMMAND },
         { type: 'tool.failed', toolCallId, name: 'run_shell_command', output: expect.stringMatching(/^Tool "run_shell_command" not found\. Did you mean one of: /) as unknown },
       ]);
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'tool.call', 'tool.failed', 'assistant', 'terminal.completed']);
@@ -209,7 +211,7 @@ describe('real Gemini CLI: tools', () => {
       const [first] = tools(messages);
       const toolCallId = first?.type === 'tool.call' ? first.toolCallId : '';
       expect(tools(messages)).toEqual([
-        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments },
+        { type: 'tool.call', toolCallId, name: 'run_shell_command', input: call?.arguments, kind: 'execute', summary: FAIL_TOOL_COMMAND },
         { type: 'tool.completed', toolCallId, name: 'run_shell_command', output: "ls: cannot access '/nonexistent-dir': No such file or directory" },
       ]);
       expect(server.requestsFor('fail_tool')[1]?.lastToolResultText).toContain(`Exit Code: ${FAIL_TOOL_EXIT_CODE}\n`);

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import {
+  BASH_TOOL_COMMAND,
   BASH_TOOL_OUTPUT,
   expectedErrorMessage,
   expectedText,
@@ -104,7 +105,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
     const messages = await run(`bash_tool (${api})`, options('bash_tool', api));
     const tools = messages.filter((message) => message.type.startsWith('tool.'));
     expect(tools).toEqual([
-      { type: 'tool.call', toolCallId: call?.id, name: 'bash', input: call?.arguments },
+      { type: 'tool.call', toolCallId: call?.id, name: 'bash', input: call?.arguments, kind: 'execute', summary: BASH_TOOL_COMMAND },
       { type: 'tool.update', toolCallId: call?.id, name: 'bash', output: BASH_TOOL_OUTPUT },
       { type: 'tool.completed', toolCallId: call?.id, name: 'bash', output: BASH_TOOL_OUTPUT },
     ]);
@@ -116,7 +117,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
     const call = expectedToolCall('read_tool', api);
     const messages = await run(`read_tool (${api})`, options('read_tool', api));
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: call?.id, name: 'read', input: call?.arguments },
+      { type: 'tool.call', toolCallId: call?.id, name: 'read', input: call?.arguments, kind: 'read', summary: 'notes.txt' },
       { type: 'tool.completed', toolCallId: call?.id, name: 'read', output: NOTES_TXT },
     ]);
     expect(answerOf(messages)).toBe(`${call?.textBefore ?? ''}${expectedText('read_tool')}`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { claudeOptionsFor, codexOptionsFor, DEFAULT_PROMPT, DEFAULT_TRANSCRIPTS, describeAgent, geminiOptionsFor, parseDemoArgs, piOptionsFor, USAGE } from '../../examples/demo-options.js';
+import { DEFAULT_PROMPT, demoOptionsFor, describeAgent, parseDemoArgs, USAGE } from '../../examples/demo-options.js';
+import { DEFAULT_TRANSCRIPTS } from '../../examples/replay-agent/recordings.js';
 
 const DEFAULT_TRANSCRIPT = DEFAULT_TRANSCRIPTS.pi;
 import { DEMO_SCRIPT, runNode, startNode } from './child.js';
@@ -10,9 +11,9 @@ const quiet = { NO_COLOR: '1', AGENT_RX_DEMO_REAL: '0', PI_REPLAY_SPEED: '0' };
 describe('parseDemoArgs', () => {
   it('replays the default transcript with the default prompt when given nothing', () => {
     const request = parseDemoArgs([], {});
-    expect(request).toEqual({ kind: 'run', agent: 'pi', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPT });
+    expect(request).toEqual({ kind: 'run', agent: 'pi', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPT, options: {} });
     if (request.kind !== 'run') return;
-    expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({
+    expect(demoOptionsFor(request, '/x/pi-replay.mjs')).toEqual({
       prompt: DEFAULT_PROMPT,
       model: DEFAULT_TRANSCRIPT,
       executable: process.execPath,
@@ -23,11 +24,11 @@ describe('parseDemoArgs', () => {
 
   it('runs the real pi with --real or AGENT_RX_DEMO_REAL=1, passing provider and model through', () => {
     const request = parseDemoArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', 'Fix', 'the', 'bug'], {});
-    expect(request).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
+    expect(request).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: 'Fix the bug', model: 'claude-x', options: { provider: 'anthropic' } });
     if (request.kind !== 'run') return;
-    expect(piOptionsFor(request, '/x/pi-replay.mjs')).toEqual({ prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
+    expect(demoOptionsFor(request, '/x/pi-replay.mjs')).toEqual({ prompt: 'Fix the bug', provider: 'anthropic', model: 'claude-x' });
     expect(describeAgent(request)).toBe('pi (anthropic/claude-x)');
-    expect(parseDemoArgs([], { AGENT_RX_DEMO_REAL: '1' })).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: DEFAULT_PROMPT });
+    expect(parseDemoArgs([], { AGENT_RX_DEMO_REAL: '1' })).toEqual({ kind: 'run', agent: 'pi', real: true, prompt: DEFAULT_PROMPT, options: {} });
   });
 
   it('picks a transcript with --transcript, and refuses it with --real', () => {
@@ -41,21 +42,21 @@ describe('parseDemoArgs', () => {
 describe('examples/demo.ts', () => {
   it('replays a Claude Code run with --agent claude, and refuses an unknown agent', () => {
     const request = parseDemoArgs(['--agent', 'claude'], {});
-    expect(request).toEqual({ kind: 'run', agent: 'claude', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.claude });
+    expect(request).toEqual({ kind: 'run', agent: 'claude', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.claude, options: {} });
     if (request.kind !== 'run') throw new Error('expected a run');
-    expect(claudeOptionsFor(request, '/replay.mjs')).toMatchObject({ executable: process.execPath, executableArgs: ['/replay.mjs'], model: 'claude-tool-partial' });
+    expect(demoOptionsFor(request, '/replay.mjs')).toMatchObject({ executable: process.execPath, executableArgs: ['/replay.mjs'], model: 'claude-tool-partial' });
     expect(parseDemoArgs(['--agent', 'gpt'], {})).toMatchObject({ kind: 'usage-error' });
   });
 
   it('replays a Codex run with --agent codex, through the replay script given as the executable', () => {
     const request = parseDemoArgs(['--agent', 'codex'], {});
-    expect(request).toEqual({ kind: 'run', agent: 'codex', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.codex });
+    expect(request).toEqual({ kind: 'run', agent: 'codex', real: false, prompt: DEFAULT_PROMPT, model: DEFAULT_TRANSCRIPTS.codex, options: {} });
     if (request.kind !== 'run') throw new Error('expected a run');
-    expect(codexOptionsFor(request, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, model: 'codex-tool', executable: process.execPath, executableArgs: ['/replay.mjs'] });
+    expect(demoOptionsFor(request, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, model: 'codex-tool', executable: process.execPath, executableArgs: ['/replay.mjs'] });
     const real = parseDemoArgs(['--agent', 'codex', '--real', '--provider', 'proxy'], {});
     if (real.kind !== 'run') throw new Error('expected a run');
     // No executable: runCodex finds Codex's native binary.
-    expect(codexOptionsFor(real, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, provider: 'proxy' });
+    expect(demoOptionsFor(real, '/replay.mjs')).toEqual({ prompt: DEFAULT_PROMPT, provider: 'proxy' });
   });
 
   it('renders a replayed Codex run: whole messages, the command and its output', async () => {
@@ -68,23 +69,23 @@ describe('examples/demo.ts', () => {
     expect(run.stdout).toMatch(/✓ completed · 167 tokens \(140 in, 27 out\)/);
   });
 
-  it('replays a Gemini CLI run with --agent gemini (gemini-tool), through the replay script given as the executable; the real one may run commands', () => {
+  it('replays a Gemini CLI run with --agent gemini (gemini-tool), through the replay script given as the executable; the real one runs commands with --approval-mode yolo', () => {
     const request = parseDemoArgs(['--agent', 'gemini'], {});
-    expect(request).toEqual({ kind: 'run', agent: 'gemini', real: false, prompt: DEFAULT_PROMPT, model: 'gemini-tool' });
+    expect(request).toEqual({ kind: 'run', agent: 'gemini', real: false, prompt: DEFAULT_PROMPT, model: 'gemini-tool', options: {} });
     expect(DEFAULT_TRANSCRIPTS.gemini).toBe('gemini-tool');
     if (request.kind !== 'run') throw new Error('expected a run');
-    expect(geminiOptionsFor(request, '/replay.mjs')).toEqual({
+    expect(demoOptionsFor(request, '/replay.mjs')).toEqual({
       prompt: DEFAULT_PROMPT,
-      approvalMode: 'yolo',
       model: 'gemini-tool',
       executable: process.execPath,
       executableArgs: ['/replay.mjs'],
     });
     expect(describeAgent(request)).toBe('replay of a recorded Gemini CLI run: gemini-tool (offline; --real runs gemini)');
-    const real = parseDemoArgs(['--agent', 'gemini', '--real', '--model', 'gemini-2.5-flash', 'Fix', 'it'], {});
+    const real = parseDemoArgs(['--agent', 'gemini', '--real', '--approval-mode', 'yolo', '--model', 'gemini-2.5-flash', 'Fix', 'it'], {});
     if (real.kind !== 'run') throw new Error('expected a run');
     // No executable: runGemini runs `gemini` from PATH; without yolo a headless run has no shell tool.
-    expect(geminiOptionsFor(real, '/replay.mjs')).toEqual({ prompt: 'Fix it', approvalMode: 'yolo', model: 'gemini-2.5-flash' });
+    expect(demoOptionsFor(real, '/replay.mjs')).toEqual({ prompt: 'Fix it', approvalMode: 'yolo', model: 'gemini-2.5-flash' });
+    expect(parseDemoArgs(['--agent', 'pi', '--approval-mode', 'yolo'], {})).toEqual({ kind: 'usage-error', message: '--approval-mode is not an option of pi (Gemini CLI has it)' });
     expect(describeAgent(real)).toBe('Gemini CLI (gemini-2.5-flash)');
     expect(parseDemoArgs(['--agent', 'gemini', '--transcript', 'gemini-http401'], {})).toMatchObject({ kind: 'run', agent: 'gemini', model: 'gemini-http401' });
     expect(USAGE).toContain('--agent <pi|claude|codex|gemini>');

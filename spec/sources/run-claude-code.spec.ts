@@ -2,7 +2,11 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CliMessageSchema, isTerminal, runClaudeCode, stopAllRuns, type CliMessage } from '../../lib/index.js';
-import { buildClaudeInvocation } from '../../lib/agents/claude/args.js';
+import { claudeAgent } from '../../lib/agents/claude/definition.js';
+import type { RunClaudeCodeOptions } from '../../lib/agents/claude/options.js';
+import { processInvocation } from '../helpers/invocation.js';
+
+const buildClaudeInvocation = (options: RunClaudeCodeOptions) => processInvocation(claudeAgent, options);
 import { claudeFacts, replayClaude } from '../helpers/claude-transcripts.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 
@@ -58,7 +62,7 @@ describe('runClaudeCode: exact streams', () => {
     const messages = await replayClaude('tool-partial');
     const id = 'toolu_f2ab0a5e08dddeb95fef8db3';
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: id, name: 'Bash', input: { command: 'echo hello', description: 'Run echo hello' } },
+      { type: 'tool.call', toolCallId: id, name: 'Bash', input: { command: 'echo hello', description: 'Run echo hello' }, kind: 'execute', summary: 'echo hello' },
       { type: 'tool.completed', toolCallId: id, name: 'Bash', output: 'hello' },
     ]);
     const callAt = messages.findIndex((message) => message.type === 'tool.call');
@@ -118,7 +122,7 @@ describe('Claude Code arguments', () => {
       agentRetry: false,
       env: { A: '1' },
     });
-    expect(invocation.command).toBe('claude');
+    expect(invocation.executable).toBeUndefined();
     expect(invocation.args).toEqual([
       '-p',
       '--output-format',

@@ -3,7 +3,10 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
 import { CliMessageSchema, isRetryableFailure, isTerminal, runCodex, stopAllRuns, type CliMessage, type RunCodexOptions, type TerminalFailed } from '../../lib/index.js';
-import { buildCodexInvocation } from '../../lib/agents/codex/args.js';
+import { codexAgent } from '../../lib/agents/codex/definition.js';
+import { processInvocation } from '../helpers/invocation.js';
+
+const buildCodexInvocation = (options: RunCodexOptions) => processInvocation(codexAgent, options);
 import { codexStderrLine } from '../../lib/agents/codex/dialect.js';
 import { codexFacts, replayCodex } from '../helpers/codex-transcripts.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -106,7 +109,7 @@ describe('runCodex: exact streams', () => {
     const messages = await replayCodex('tool');
     expect(types(messages)).toEqual(['session.started', 'assistant', 'tool.call', 'tool.completed', 'assistant', 'terminal.completed']);
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello'" } },
+      { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'echo hello'" }, kind: 'execute', summary: 'echo hello' },
       { type: 'tool.completed', toolCallId: 'item_1', name: 'command_execution', output: 'hello\n' },
     ]);
     const callAt = messages.findIndex((message) => message.type === 'tool.call');
@@ -123,7 +126,7 @@ describe('runCodex: exact streams', () => {
   it('tool-fail: a command that exits 2 is tool.failed with its output, and the run succeeds', async () => {
     const messages = await replayCodex('tool-fail');
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'ls /nonexistent-dir'" } },
+      { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'ls /nonexistent-dir'" }, kind: 'execute', summary: 'ls /nonexistent-dir' },
       { type: 'tool.failed', toolCallId: 'item_1', name: 'command_execution', output: "ls: cannot access '/nonexistent-dir': No such file or directory\n" },
     ]);
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
@@ -211,7 +214,7 @@ describe('runCodex: exact streams', () => {
   it('tool-sleep-sigterm-native: killed by SIGTERM while a command runs: the call has no result, the failure names the signal', async () => {
     const messages = await replayCodex('tool-sleep-sigterm-native');
     expect(types(messages)).toEqual(['session.started', 'assistant', 'tool.call', 'terminal.failed']);
-    expect(messages[2]).toEqual({ type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'sleep 30'" } });
+    expect(messages[2]).toEqual({ type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: "/bin/bash -lc 'sleep 30'" }, kind: 'execute', summary: 'sleep 30' });
     expect(terminalOf(messages)).toMatchObject({ reason: 'exit', exitCode: null, signal: 'SIGTERM', message: 'Codex was killed by SIGTERM' });
   });
 
@@ -267,23 +270,23 @@ describe('runCodex: exact streams', () => {
 
   it('synthetic file_change, mcp_tool_call, web_search and todo_list items are tool calls with their results', async () => {
     expect((await replayCodex('synthetic-file-change')).filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: 'item_1', name: 'file_change', input: { changes: [{ path: 'a.txt', kind: 'add' }, { path: 'b.txt', kind: 'update' }] } },
+      { type: 'tool.call', toolCallId: 'item_1', name: 'file_change', input: { changes: [{ path: 'a.txt', kind: 'add' }, { path: 'b.txt', kind: 'update' }] }, kind: 'edit' },
       { type: 'tool.completed', toolCallId: 'item_1', name: 'file_change', output: 'add a.txt\nupdate b.txt' },
-      { type: 'tool.call', toolCallId: 'item_2', name: 'file_change', input: { changes: [{ path: 'gone.txt', kind: 'delete' }] } },
+      { type: 'tool.call', toolCallId: 'item_2', name: 'file_change', input: { changes: [{ path: 'gone.txt', kind: 'delete' }] }, kind: 'edit' },
       { type: 'tool.failed', toolCallId: 'item_2', name: 'file_change', output: 'delete gone.txt' },
     ]);
     expect((await replayCodex('synthetic-mcp')).filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: 'item_0', name: 'mcp__docs__search', input: { query: 'rxjs share' } },
+      { type: 'tool.call', toolCallId: 'item_0', name: 'mcp__docs__search', input: { query: 'rxjs share' }, kind: 'other' },
       { type: 'tool.completed', toolCallId: 'item_0', name: 'mcp__docs__search', output: 'Found 2 pages.' },
-      { type: 'tool.call', toolCallId: 'item_1', name: 'mcp__docs__fetch', input: { url: 'https://example.invalid/x' } },
+      { type: 'tool.call', toolCallId: 'item_1', name: 'mcp__docs__fetch', input: { url: 'https://example.invalid/x' }, kind: 'other' },
       { type: 'tool.failed', toolCallId: 'item_1', name: 'mcp__docs__fetch', output: 'page not found' },
-      { type: 'tool.call', toolCallId: 'item_2', name: 'mcp__calc__add', input: { a: 1, b: 2 } },
+      { type: 'tool.call', toolCallId: 'item_2', name: 'mcp__calc__add', input: { a: 1, b: 2 }, kind: 'other' },
       { type: 'tool.completed', toolCallId: 'item_2', name: 'mcp__calc__add', output: '{"sum":3}' },
     ]);
     expect((await replayCodex('synthetic-todo-web-search')).filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: 'item_0', name: 'todo_list', input: { items: [{ text: 'a', completed: false }, { text: 'b', completed: false }] } },
+      { type: 'tool.call', toolCallId: 'item_0', name: 'todo_list', input: { items: [{ text: 'a', completed: false }, { text: 'b', completed: false }] }, kind: 'think' },
       { type: 'tool.update', toolCallId: 'item_0', name: 'todo_list', output: '[ ] a\n[ ] b' },
-      { type: 'tool.call', toolCallId: 'item_1', name: 'web_search', input: { query: 'rxjs share operator' } },
+      { type: 'tool.call', toolCallId: 'item_1', name: 'web_search', input: { query: 'rxjs share operator' }, kind: 'fetch', summary: 'rxjs share operator' },
       { type: 'tool.completed', toolCallId: 'item_1', name: 'web_search', output: '' },
       { type: 'tool.update', toolCallId: 'item_0', name: 'todo_list', output: '[x] a\n[ ] b' },
       { type: 'tool.completed', toolCallId: 'item_0', name: 'todo_list', output: '[x] a\n[ ] b' },

@@ -17,7 +17,10 @@ import {
   type StopReport,
   type TerminalFailed,
 } from '../../lib/index.js';
-import { buildGeminiInvocation } from '../../lib/agents/gemini/args.js';
+import { geminiAgent } from '../../lib/agents/gemini/definition.js';
+import { processInvocation } from '../helpers/invocation.js';
+
+const buildGeminiInvocation = (options: RunGeminiOptions) => processInvocation(geminiAgent, options);
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { geminiFacts, replayGemini } from '../helpers/gemini-transcripts.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -158,7 +161,7 @@ describe('runGemini: exact streams', () => {
     const messages = await replayGemini('tool');
     const id = 'run_shell_command__run_shell_command_1796015948463_0';
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: id, name: 'run_shell_command', input: { command: 'echo hello', description: 'Run echo hello' } },
+      { type: 'tool.call', toolCallId: id, name: 'run_shell_command', input: { command: 'echo hello', description: 'Run echo hello' }, kind: 'execute', summary: 'echo hello' },
       { type: 'tool.completed', toolCallId: id, name: 'run_shell_command', output: 'hello' },
     ]);
     expect(types(messages).slice(0, 4)).toEqual(['session.started', 'assistant', 'tool.call', 'tool.completed']);
@@ -178,7 +181,7 @@ describe('runGemini: exact streams', () => {
     const messages = await replayGemini('tool-fail');
     const id = 'run_shell_command__run_shell_command_1796016486928_0';
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: id, name: 'run_shell_command', input: { command: 'ls /nonexistent-dir', description: 'Run ls /nonexistent-dir' } },
+      { type: 'tool.call', toolCallId: id, name: 'run_shell_command', input: { command: 'ls /nonexistent-dir', description: 'Run ls /nonexistent-dir' }, kind: 'execute', summary: 'ls /nonexistent-dir' },
       { type: 'tool.completed', toolCallId: id, name: 'run_shell_command', output: "ls: cannot access '/nonexistent-dir': No such file or directory" },
     ]);
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
@@ -279,6 +282,8 @@ describe('runGemini: exact streams', () => {
       toolCallId: 'run_shell_command__run_shell_command_1796016401103_0',
       name: 'run_shell_command',
       input: { command: 'sleep 30', description: 'Run sleep 30' },
+      kind: 'execute',
+      summary: 'sleep 30',
     });
     expect(terminalOf(messages)).toMatchObject({ reason: 'missing-terminal', exitCode: 0 });
   });
@@ -342,9 +347,9 @@ describe('runGemini: exact streams', () => {
     const read = 'read_file__read_file_1796016500500_1';
     expect(types(messages).filter((type) => type !== 'assistant')).toEqual(['session.started', 'tool.call', 'tool.completed', 'tool.call', 'tool.failed', 'terminal.completed']);
     expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
-      { type: 'tool.call', toolCallId: list, name: 'list_directory', input: { dir_path: '.' } },
+      { type: 'tool.call', toolCallId: list, name: 'list_directory', input: { dir_path: '.' }, kind: 'search', summary: '.' },
       { type: 'tool.completed', toolCallId: list, name: 'list_directory', output: 'Listed 2 item(s).' },
-      { type: 'tool.call', toolCallId: read, name: 'read_file', input: { file_path: 'missing.txt' } },
+      { type: 'tool.call', toolCallId: read, name: 'read_file', input: { file_path: 'missing.txt' }, kind: 'read', summary: 'missing.txt' },
       { type: 'tool.failed', toolCallId: read, name: 'read_file', output: 'File not found: missing.txt' },
     ]);
     // The text of each stretch between the calls, in its place.

@@ -82,7 +82,7 @@ describe('runPi: exact streams', () => {
     const messages = await replay('tool_call_then_text');
     const tools = messages.filter((message) => message.type.startsWith('tool.'));
     expect(tools).toEqual([
-      { type: 'tool.call', toolCallId: 'call_tool_call_1', name: 'bash', input: { command: 'echo hello' } },
+      { type: 'tool.call', toolCallId: 'call_tool_call_1', name: 'bash', input: { command: 'echo hello' }, kind: 'execute', summary: 'echo hello' },
       { type: 'tool.update', toolCallId: 'call_tool_call_1', name: 'bash', output: 'hello\n' },
       { type: 'tool.completed', toolCallId: 'call_tool_call_1', name: 'bash', output: 'hello\n' },
     ]);

@@ -25,7 +25,7 @@ const pages: Page[] = [];
 
 beforeAll(async () => {
   server = await startWebServer({
-    agent: { kind: 'real', agent: 'pi', executable: PI, provider: OPENAI_PROVIDER, model: 'recall', env: world.env.env, cwd: world.env.cwd },
+    agent: { kind: 'real', agent: 'pi', executable: PI, options: { provider: OPENAI_PROVIDER }, model: 'recall', env: world.env.env, cwd: world.env.cwd },
     session: true,
     log: () => undefined,
   });

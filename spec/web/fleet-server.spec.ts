@@ -244,11 +244,11 @@ describe('the fleet options of the web example', () => {
 
   it("asks the workers for the agent, the prompt, the model (a replay's transcript) and the provider, nothing that runs it", () => {
     expect(fleetSpecFor({ kind: 'replay', agent: 'pi', transcript: 'text', env: { PI_REPLAY_SPEED: '2' } }, 'hi')).toEqual({ agent: 'pi', options: { prompt: 'hi', model: 'text' } });
-    expect(fleetSpecFor({ kind: 'real', agent: 'pi', provider: 'anthropic', model: 'm', executable: '/opt/pi' }, 'hi')).toEqual({
+    expect(fleetSpecFor({ kind: 'real', agent: 'pi', options: { provider: 'anthropic' }, model: 'm', executable: '/opt/pi' }, 'hi')).toEqual({
       agent: 'pi',
       options: { prompt: 'hi', model: 'm', provider: 'anthropic' },
     });
-    expect(fleetSpecFor({ kind: 'real', agent: 'codex', provider: 'proxy' }, 'hi')).toEqual({ agent: 'codex', options: { prompt: 'hi', provider: 'proxy' } });
+    expect(fleetSpecFor({ kind: 'real', agent: 'codex', options: { provider: 'proxy' } }, 'hi')).toEqual({ agent: 'codex', options: { prompt: 'hi', provider: 'proxy' } });
     expect(fleetSpecFor({ kind: 'real', agent: 'claude', model: 'sonnet' }, 'hi')).toEqual({ agent: 'claude', options: { prompt: 'hi', model: 'sonnet' } });
     expect(fleetSpecFor({ kind: 'replay', agent: 'gemini', transcript: 'gemini-tool' }, 'hi')).toEqual({ agent: 'gemini', options: { prompt: 'hi', model: 'gemini-tool' } });
   });

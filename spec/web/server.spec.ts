@@ -182,7 +182,7 @@ describe('parseWebArgs', () => {
 
   it('runs the real pi with --real or AGENT_RX_WEB_REAL=1, and reads the port from --port or PORT', () => {
     const request = parseWebArgs(['--real', '--provider', 'anthropic', '--model', 'claude-x', '--port', '8080'], {});
-    expect(request).toEqual({ kind: 'serve', port: 8080, agent: { kind: 'real', agent: 'pi', provider: 'anthropic', model: 'claude-x' } });
+    expect(request).toEqual({ kind: 'serve', port: 8080, agent: { kind: 'real', agent: 'pi', model: 'claude-x', options: { provider: 'anthropic' } } });
     if (request.kind !== 'serve') return;
     expect(runOptionsFor(request.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', provider: 'anthropic', model: 'claude-x' });
     expect(describeAgent(request.agent)).toBe('pi (anthropic/claude-x)');
@@ -219,7 +219,7 @@ describe('parseWebArgs', () => {
 
   it('runs the real Codex with its provider and model, the real Claude Code and Gemini CLI with a model', () => {
     const codex = parseWebArgs(['--agent', 'codex', '--real', '--provider', 'proxy', '--model', 'gpt-x'], {});
-    expect(codex).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'codex', provider: 'proxy', model: 'gpt-x' } });
+    expect(codex).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'codex', model: 'gpt-x', options: { provider: 'proxy' } } });
     if (codex.kind !== 'serve') return;
     expect(runOptionsFor(codex.agent, 'hi', '/x/pi-replay.mjs')).toEqual({ prompt: 'hi', provider: 'proxy', model: 'gpt-x' });
     expect(describeAgent(codex.agent)).toBe('Codex (proxy/gpt-x)');
@@ -241,18 +241,18 @@ describe('parseWebArgs', () => {
     expect(parseWebArgs(['--agent', 'gpt'], {})).toEqual({ kind: 'usage-error', message: "--agent must be one of pi, claude, codex, gemini; got 'gpt'" });
     expect(parseWebArgs(['--agent', 'claude', '--real', '--provider', 'anthropic'], {})).toEqual({
       kind: 'usage-error',
-      message: '--provider is for pi and codex; Claude Code takes none',
+      message: '--provider is not an option of Claude Code (pi and Codex have it)',
     });
     expect(parseWebArgs(['--agent', 'gemini', '--real', '--provider', 'google'], {})).toEqual({
       kind: 'usage-error',
-      message: '--provider is for pi and codex; Gemini CLI takes none',
+      message: '--provider is not an option of Gemini CLI (pi and Codex have it)',
     });
     expect(parseWebArgs(['--agent', 'codex', '--model', 'x'], {})).toMatchObject({ kind: 'usage-error' });
   });
 
   it('lists every agent of the table and its default replay in the usage', () => {
     expect(USAGE).toContain('--agent <pi|claude|codex|gemini>');
-    expect(USAGE).toContain('--provider <name>     passed to pi or codex');
+    expect(USAGE).toContain("the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent");
     for (const name of AGENT_NAMES) expect(USAGE).toContain(`${DEFAULT_TRANSCRIPTS[name]} (${name})`);
   });
 

@@ -21,7 +21,7 @@ let server: WebServer;
 
 beforeAll(async () => {
   server = await startWebServer({
-    agent: { kind: 'real', agent: 'pi', executable: PI, provider: OPENAI_PROVIDER, model: 'recall', env: world.env.env, cwd: world.env.cwd },
+    agent: { kind: 'real', agent: 'pi', executable: PI, options: { provider: OPENAI_PROVIDER }, model: 'recall', env: world.env.env, cwd: world.env.cwd },
     session: true,
     onSessionStopped: (report) => reports.push(report),
     log: () => undefined,
@@ -148,7 +148,7 @@ describe('examples/web/server.ts in session mode', () => {
 
   it('stops open sessions when it closes, and waits until their processes are gone', async () => {
     const own = await startWebServer({
-      agent: { kind: 'real', agent: 'pi', executable: PI, provider: OPENAI_PROVIDER, model: 'recall', env: world.env.env, cwd: world.env.cwd },
+      agent: { kind: 'real', agent: 'pi', executable: PI, options: { provider: OPENAI_PROVIDER }, model: 'recall', env: world.env.env, cwd: world.env.cwd },
       session: true,
       log: () => undefined,
     });

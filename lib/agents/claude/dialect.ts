@@ -13,6 +13,7 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
+import { claudeTools } from './tools.js';
 
 const known = narrowEvents<ClaudeEvent>();
 
@@ -134,6 +135,7 @@ export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<Claud
   return {
     name: 'Claude Code',
     installHint: CLAUDE_INSTALL_HINT,
+    tools: claudeTools,
     schemas: claudeEventSchemas,
     createTextReader: createClaudeTextReader,
     turnEnd: claudeTurnEnd,

@@ -1,10 +1,13 @@
+import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { Holds, SameOptions } from '../../same-type.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
  * `cwd`, `--continue`) or `{ resume: id }` (`--resume <id>`).
  */
-export type ClaudeSession = 'new' | 'continue' | { readonly resume: string };
+export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
 export interface RunClaudeCodeOptions extends ClaudeCodeSessionOptions {
@@ -17,7 +20,10 @@ export interface RunClaudeCodeOptions extends ClaudeCodeSessionOptions {
  * a session, `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs`
  * also bounds how long an abort, and the exit after the last turn, may take.
  */
-export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions {}
+
+/** Claude Code's own options, besides the process options. */
+export interface ClaudeOwnOptions {
   /**
    * The Claude Code executable. Default: the native binary of the `@anthropic-ai/claude-code`
    * package (its platform package), else `claude` on PATH (see `findClaudeExecutable`).
@@ -27,8 +33,8 @@ export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'> 
   readonly executableArgs?: readonly string[];
   /** The model (`--model`). Default: Claude Code's. */
   readonly model?: string;
-  /** Which session the run uses (see {@link ClaudeSession}); resuming gives `session.resumed`. Default `'new'`. */
-  readonly session?: ClaudeSession;
+  /** Which session the run uses (see {@link ClaudeSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
+  readonly session?: ClaudeSessionChoice;
   /** `--permission-mode`, e.g. `acceptEdits` or `plan`. */
   readonly permissionMode?: string;
   /** Tools allowed without asking (`--allowedTools`), e.g. `['Bash', 'Read']` or `['Bash(git:*)']`. */
@@ -50,3 +56,35 @@ export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'> 
   /** More arguments, placed after the ones built from these options and before the prompt. */
   readonly extraArgs?: readonly string[];
 }
+
+/** What a caller may choose of a Claude Code run (the fleet's run spec). */
+const CALLER = {
+  model: text().optional(),
+  session: z.union([z.enum(['new', 'continue']), z.strictObject({ resume: text() })], { error: "must be 'new', 'continue' or { resume }" }).optional(),
+  permissionMode: text().optional(),
+  allowedTools: texts().optional(),
+  disallowedTools: texts().optional(),
+  maxTurns: integer(1).optional(),
+  includePartialMessages: flag().optional(),
+  agentRetry: flag().optional(),
+};
+
+/** What only the host chooses: the program and what is passed to it besides. */
+const HOST = {
+  executable: text().optional(),
+  executableArgs: texts().optional(),
+  extraArgs: texts().optional(),
+};
+
+const _OWN = z.strictObject({ ...CALLER, ...HOST });
+const SESSION = z.strictObject({ ...CALLER, ...HOST, ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() });
+
+/** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
+export const CLAUDE_OPTIONS = {
+  run: SESSION.extend({ prompt: PROMPT }),
+  session: SESSION,
+  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
+};
+
+// The declared options are exactly what the schema checks (see `SameOptions`): change both together.
+type _ClaudeOptionsMatchTheirSchema = Holds<SameOptions<ClaudeOwnOptions, z.input<typeof _OWN>>>;

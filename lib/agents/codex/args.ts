@@ -1,34 +1,24 @@
-import type { ProcessOptions } from '../../process/options.js';
-import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
 import { resolve } from 'node:path';
-import { CODEX_APPROVAL_POLICIES, CODEX_SANDBOX_MODES, type CodexSessionOptions, type RunCodexOptions } from './options.js';
+import type { ProcessOptions } from '../../process/options.js';
+import type { RunInvocation, SessionInvocation } from '../definition.js';
+import { codexAppServerDialect } from './app-server/dialect.js';
+import { codexAppServerProtocol } from './app-server/session.js';
+import type { CodexSessionOptions, RunCodexOptions } from './options.js';
 import { configEntries, configFlag } from './toml.js';
 
 /** Codex 0.171's own provider ids: its configuration may not change them. */
 const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
 
-export interface CodexInvocation {
-  /** The executable the caller gave; `undefined`: find it at each subscription (`findCodexExecutable`). */
-  readonly executable: string | undefined;
-  /** Codex's arguments, after `executableArgs`. */
-  readonly args: readonly string[];
-  readonly processOptions: ProcessOptions;
-  readonly resuming: boolean;
-}
-
 /**
- * Validates `runCodex` options (a programmer error throws `TypeError` now) and builds the argv of
- * `codex exec --experimental-json`. The prompt goes to stdin, which is then closed: Codex reads
- * stdin to its end before it starts, and a prompt there can never be read as a flag.
+ * A `runCodex` run's invocation (options already checked): `codex exec --experimental-json`, the
+ * prompt on stdin, which is then closed: Codex reads stdin to its end before it starts, and a
+ * prompt there can never be read as a flag. With `transport: 'app-server'` the run is a one-prompt
+ * session instead.
  */
-export function buildCodexInvocation(options: RunCodexOptions): CodexInvocation {
-  checkOptionsObject('runCodex', options);
+export function codexRunInvocation(options: RunCodexOptions): RunInvocation<never, CodexSessionOptions> {
+  if (options.transport === 'app-server') return { asSession: appServerRun(options) };
   const { prompt, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, ...rest } = options;
-  checkPrompt('runCodex', prompt);
-  checkStringLists({ additionalDirectories });
-  checkBooleans({ ephemeral, skipGitRepoCheck });
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
-
   const args = [...executableArgs, 'exec', '--experimental-json', ...flags.config];
   if (model !== undefined) args.push('--model', model);
   args.push(...flags.provider);
@@ -40,74 +30,75 @@ export function buildCodexInvocation(options: RunCodexOptions): CodexInvocation 
   if (ephemeral) args.push('--ephemeral');
   args.push(...extraArgs);
   if (session === 'last') args.push('resume', '--last');
-  else if (typeof session === 'object' && (session as unknown) !== null) {
-    checkString('session.resume', session.resume);
-    args.push('resume', session.resume);
-  } else if ((session as unknown) !== 'new') {
-    throw new TypeError(`agent-rx: session must be 'new', 'last' or { resume }; got ${JSON.stringify(session)}`);
-  }
+  else if (typeof session === 'object') args.push('resume', session.resume);
   return { executable, args, processOptions: { ...processOptions, stdin: prompt }, resuming: session !== 'new' };
 }
 
-export interface CodexSessionInvocation extends Omit<CodexInvocation, 'resuming'> {
-  /** What the session opens: a new thread with these `thread/start` parameters, or one to resume. */
-  readonly thread: { readonly start: Readonly<Record<string, unknown>> } | { readonly resume: string };
+/** A run over `codex app-server`: a one-prompt session with the run's options. */
+function appServerRun(options: RunCodexOptions): { readonly options: CodexSessionOptions; readonly prompt: string } {
+  const { prompt, transport: _transport, session = 'new', additionalDirectories, skipGitRepoCheck, ...rest } = options;
+  if (session === 'last') throw new TypeError("agent-rx: runCodex with transport 'app-server' cannot resume the 'last' thread; give { resume: id }");
+  if (additionalDirectories !== undefined || skipGitRepoCheck !== undefined) {
+    throw new TypeError("agent-rx: additionalDirectories and skipGitRepoCheck are for transport 'exec'");
+  }
+  return { options: { ...rest, session }, prompt };
 }
 
 /**
- * The same for `codexSession`: `codex app-server`, whose stdin carries the session's JSON-RPC
+ * A `codexSession`'s invocation: `codex app-server`, whose stdin carries the session's JSON-RPC
  * requests. The thread's settings (`cwd`, `model`, `sandbox`, `approvalPolicy`, `ephemeral`) go
  * into `thread/start`; the rest is configuration (`-c`), as for `runCodex`.
  */
-export function buildCodexSessionInvocation(options: CodexSessionOptions): CodexSessionInvocation {
-  checkOptionsObject('codexSession', options);
-  if ((options as { prompt?: unknown }).prompt !== undefined) {
-    throw new TypeError('agent-rx: codexSession takes no `prompt`: send prompts as commands ({ type: "prompt", text })');
-  }
+export function codexSessionInvocation(options: CodexSessionOptions): SessionInvocation {
   const { session = 'new', ephemeral = false, ...rest } = options;
-  checkBooleans({ ephemeral });
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
-  let thread: CodexSessionInvocation['thread'];
-  if (typeof session === 'object' && (session as unknown) !== null) {
-    checkString('session.resume', session.resume);
-    thread = { resume: session.resume };
-  } else if ((session as unknown) === 'new') {
-    thread = {
-      start: {
-        cwd: resolve(processOptions.cwd ?? process.cwd()),
-        ephemeral,
-        ...(model === undefined ? {} : { model }),
-        ...(rest.sandbox === undefined ? {} : { sandbox: rest.sandbox }),
-        ...(rest.approvalPolicy === undefined ? {} : { approvalPolicy: rest.approvalPolicy }),
-      },
-    };
-  } else {
-    throw new TypeError(`agent-rx: a Codex session's session must be 'new' or { resume }; got ${JSON.stringify(session)}`);
-  }
+  const thread =
+    typeof session === 'object'
+      ? { resume: session.resume }
+      : {
+          start: {
+            cwd: resolve(processOptions.cwd ?? process.cwd()),
+            ephemeral,
+            ...(model === undefined ? {} : { model }),
+            ...(rest.sandbox === undefined ? {} : { sandbox: rest.sandbox }),
+            ...(rest.approvalPolicy === undefined ? {} : { approvalPolicy: rest.approvalPolicy }),
+          },
+        };
   const config = [...flags.config, ...flags.provider, ...flags.reasoning, ...flags.retries];
-  return { executable, args: [...executableArgs, 'app-server', ...config, ...extraArgs], processOptions, thread };
+  return {
+    executable,
+    args: [...executableArgs, 'app-server', ...config, ...extraArgs],
+    processOptions,
+    resuming: typeof session === 'object',
+    protocol: codexAppServerProtocol({ thread }),
+    dialect: codexAppServerDialect(),
+  };
 }
 
-/** What a run and a session share: the checks, the configuration flags, and the process options. */
-function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>) {
+interface CodexCommon {
+  readonly executable: string | undefined;
+  readonly executableArgs: readonly string[];
+  readonly flags: { readonly config: readonly string[]; readonly provider: readonly string[]; readonly reasoning: readonly string[]; readonly retries: readonly string[] };
+  readonly model: string | undefined;
+  readonly extraArgs: readonly string[];
+  readonly processOptions: ProcessOptions;
+}
+
+/** What a run and a session share: the rules across options, the configuration flags, and the process options. */
+function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>): CodexCommon {
   const {
     executable,
     executableArgs = [],
     model,
     provider,
-    sandbox,
-    approvalPolicy,
+    sandbox: _sandbox,
+    approvalPolicy: _approvalPolicy,
     reasoningEffort,
     config = {},
     agentRetry = true,
     extraArgs = [],
     ...processOptions
   } = options;
-  checkStrings({ executable, model, provider, reasoningEffort });
-  checkStringLists({ executableArgs, extraArgs });
-  checkBooleans({ agentRetry });
-  oneOf('sandbox', sandbox, CODEX_SANDBOX_MODES);
-  oneOf('approvalPolicy', approvalPolicy, CODEX_APPROVAL_POLICIES);
   if (!agentRetry && (provider === undefined || BUILT_IN_PROVIDERS.includes(provider))) {
     throw new TypeError(
       `agent-rx: agentRetry: false needs \`provider\`, the id of a custom model provider: Codex refuses to change the retries of its built-in providers (${BUILT_IN_PROVIDERS.join(', ')})`,
@@ -138,10 +129,4 @@ function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>
       ...processOptions,
     },
   };
-}
-
-function oneOf(name: string, value: unknown, allowed: readonly string[]): void {
-  if (value !== undefined && !allowed.includes(value as string)) {
-    throw new TypeError(`agent-rx: ${name} must be one of ${allowed.join(', ')}; got ${JSON.stringify(value)}`);
-  }
 }

@@ -14,6 +14,7 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './events.js';
+import { codexTools } from './tools.js';
 
 const known = narrowEvents<CodexEvent>();
 
@@ -107,6 +108,7 @@ export function codexDialect(options: CodexDialectOptions = {}): Dialect<CodexSt
   return {
     name: 'Codex',
     installHint: CODEX_INSTALL_HINT,
+    tools: codexTools,
     schemas: codexEventSchemas,
     createTextReader: createCodexTextReader,
     turnEnd: codexTurnEnd,

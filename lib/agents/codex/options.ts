@@ -1,4 +1,7 @@
+import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { Holds, SameOptions } from '../../same-type.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -15,7 +18,7 @@ export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
  * `resume --last`; when there is none, Codex starts a new thread, which the run still announces as
  * `session.resumed`) or `{ resume: id }` (`resume <id>`: a thread id or a thread name).
  */
-export type CodexSession = 'new' | 'last' | { readonly resume: string };
+export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 
 /** A value of Codex's configuration, written as TOML on the command line. */
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
@@ -24,8 +27,8 @@ export type TomlValue = string | number | boolean | readonly TomlValue[] | { rea
 export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
-  /** Which thread the run uses (see {@link CodexSession}); resuming gives `session.resumed`. Default `'new'`. */
-  readonly session?: CodexSession;
+  /** Which thread the run uses (see {@link CodexSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
+  readonly session?: CodexSessionChoice;
   /** More folders Codex may write to (`--add-dir`). */
   readonly additionalDirectories?: readonly string[];
   /**
@@ -48,7 +51,13 @@ export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
  * and aborts that turn; `gracePeriodMs` also bounds how long an abort, and the exit after the last
  * turn, may take.
  */
-export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions {
+  /** The thread: a new one (default), or `{ resume: id }`. */
+  readonly session?: 'new' | { readonly resume: string };
+}
+
+/** Codex's own options shared by runs and sessions, besides the process options and the session. */
+export interface CodexOwnOptions {
   /**
    * The Codex executable. Default: the native binary of the `@openai/codex` package that this
    * library resolves (or the one behind the `codex` on PATH), else `codex` on PATH. The native
@@ -74,8 +83,6 @@ export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'> {
    * `-c model_providers.proxy.base_url="…"`; a key may also be a dotted path itself.
    */
   readonly config?: { readonly [key: string]: TomlValue };
-  /** The thread: a new one (default), or `{ resume: id }`. */
-  readonly session?: 'new' | { readonly resume: string };
   /** Do not record the thread on disk (`--ephemeral`); it cannot be resumed then. */
   readonly ephemeral?: boolean;
   /**
@@ -89,3 +96,49 @@ export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   /** More arguments for `codex exec`, placed after the ones built from these options. */
   readonly extraArgs?: readonly string[];
 }
+
+/** A value of Codex's configuration, as the schema checks it. */
+const toml: z.ZodType<TomlValue, TomlValue> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.array(toml), z.record(z.string(), toml)], { error: 'must be TOML values (strings, numbers, booleans, arrays, objects)' }));
+
+/** What a caller may choose of a Codex run or session, the session aside (the fleet's run spec). */
+const CALLER = {
+  model: text().optional(),
+  provider: text().optional(),
+  sandbox: oneOf(CODEX_SANDBOX_MODES).optional(),
+  approvalPolicy: oneOf(CODEX_APPROVAL_POLICIES).optional(),
+  reasoningEffort: text().optional(),
+  ephemeral: flag().optional(),
+  agentRetry: flag().optional(),
+};
+
+/** What only the host chooses: the program, its configuration, and what is passed to it besides. */
+const HOST = {
+  executable: text().optional(),
+  executableArgs: texts().optional(),
+  config: z.record(z.string(), toml, { error: 'must be an object of TOML values' }).optional(),
+  extraArgs: texts().optional(),
+};
+
+const RUN_SESSION = z.union([z.enum(['new', 'last']), z.strictObject({ resume: text() })], { error: "must be 'new', 'last' or { resume }" });
+const SESSION_SESSION = z.union([z.literal('new'), z.strictObject({ resume: text() })], { error: "must be 'new' or { resume } (a session cannot take the 'last' thread)" });
+const _OWN = z.strictObject({ ...CALLER, ...HOST });
+const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() };
+
+/** The schemas of Codex's options: a run's, a session's, and a fleet run spec's. */
+export const CODEX_OPTIONS = {
+  run: z.strictObject({
+    ...CALLER,
+    ...HOST,
+    ...PROCESS,
+    prompt: PROMPT,
+    session: RUN_SESSION.optional(),
+    additionalDirectories: texts().optional(),
+    skipGitRepoCheck: flag().optional(),
+    transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
+  }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, session: SESSION_SESSION.optional() }),
+  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
+};
+
+// The declared options are exactly what the schema checks (see `SameOptions`): change both together.
+type _CodexOptionsMatchTheirSchema = Holds<SameOptions<CodexOwnOptions, z.input<typeof _OWN>>>;

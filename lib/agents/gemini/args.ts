@@ -1,101 +1,81 @@
-import type { ProcessOptions } from '../../process/options.js';
-import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
-import { GEMINI_APPROVAL_MODES, type GeminiSessionOptions, type RunGeminiOptions } from './options.js';
+import { resolve } from 'node:path';
+import type { PromptResponse } from '@agentclientprotocol/sdk';
+import type { Usage } from '../../messages.js';
+import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import { acpClientProtocol } from '../acp/client.js';
+import { acpDialect } from '../acp/dialect.js';
+import { field, numberOf } from '../shared/events.js';
+import { usageOf } from '../shared/usage.js';
+import { geminiStderrLine } from './dialect.js';
+import type { GeminiOwnOptions, GeminiSessionOptions, RunGeminiOptions } from './options.js';
 
-export interface GeminiInvocation {
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly processOptions: ProcessOptions;
-  readonly resuming: boolean;
-  /** Gemini CLI's own retries stay as configured; `false` asks for a home overlay. */
-  readonly agentRetry: boolean;
+/** What a Gemini CLI run needs made or done: a home without retries, the clean-up after a resumed session. */
+export interface GeminiSetup {
+  /** `agentRetry: false`: a home whose settings allow one attempt per request. */
+  readonly noRetries: boolean;
+  /** The run resumes a session: the empty recording Gemini CLI leaves beside it is removed. */
+  readonly resumed: boolean;
 }
 
 /**
- * Validates `runGemini` options (a programmer error throws `TypeError` now) and builds the argv of
- * `gemini --output-format stream-json`. The prompt goes to stdin, which is then closed, and `-p` is
- * not given: with a piped stdin and no `-p` the CLI runs headless on stdin's text, byte for byte,
- * while `-p "-x"` is refused as a missing value and one argument is limited to 128 KiB.
+ * A `runGemini` run's invocation (options already checked): `gemini --output-format stream-json`,
+ * headless on the prompt given on stdin, which is then closed. No `-p`: with a piped stdin and no
+ * `-p` the CLI runs on stdin's text, byte for byte, while `-p "-x"` is refused as a missing value
+ * and one argument is limited to 128 KiB.
  */
-export function buildGeminiInvocation(options: RunGeminiOptions): GeminiInvocation {
-  checkOptionsObject('runGemini', options);
+export function geminiRunInvocation(options: RunGeminiOptions): ProcessRunInvocation<GeminiSetup> {
   const { prompt, session = 'new', ...rest } = options;
-  checkPrompt('runGemini', prompt);
-  const common = geminiCommon(rest, ['--output-format', 'stream-json']);
+  const common = geminiInvocation(rest, ['--output-format', 'stream-json']);
   const args = [...common.args];
-  let resuming = false;
-  if (session === 'latest') {
-    args.push('--resume=latest');
-    resuming = true;
-  } else if (typeof session === 'object' && (session as unknown) !== null && 'resume' in session) {
-    checkString('session.resume', session.resume);
-    args.push(`--resume=${session.resume}`);
-    resuming = true;
-  } else if (typeof session === 'object' && (session as unknown) !== null && 'id' in session) {
-    checkString('session.id', session.id);
-    args.push(`--session-id=${session.id}`);
-  } else if ((session as unknown) !== 'new') {
-    throw new TypeError(`agent-rx: session must be 'new', 'latest', { id } or { resume }; got ${JSON.stringify(session)}`);
-  }
+  if (session === 'latest') args.push('--resume=latest');
+  else if (typeof session === 'object' && 'resume' in session) args.push(`--resume=${session.resume}`);
+  else if (typeof session === 'object') args.push(`--session-id=${session.id}`);
+  const resuming = session === 'latest' || (typeof session === 'object' && 'resume' in session);
   args.push(...common.extraArgs);
   return {
-    command: common.command,
+    executable: common.executable,
     args,
-    processOptions: {
-      ...common.processOptions,
-      stdin: prompt,
-      // Its retries are told only on stderr.
-      stderrLines: true,
-    },
+    // Its retries are told only on stderr.
+    processOptions: { ...common.processOptions, stdin: prompt, stderrLines: true },
     resuming,
-    agentRetry: common.agentRetry,
+    ...(common.agentRetry && !resuming ? {} : { setup: { noRetries: !common.agentRetry, resumed: resuming } }),
   };
 }
 
-/**
- * The same for `geminiSession`: `gemini --acp`, the Agent Client Protocol on stdio. Options are
- * `runGemini`'s without the prompt and the session (ACP opens a new one).
- */
-export function buildGeminiSessionInvocation(options: GeminiSessionOptions): GeminiInvocation {
-  checkOptionsObject('geminiSession', options);
-  for (const key of ['prompt', 'session'] as const) {
-    if ((options as Record<string, unknown>)[key] !== undefined) {
-      throw new TypeError(`agent-rx: geminiSession takes no \`${key}\`: send prompts as commands; an ACP session is always a new one`);
-    }
-  }
-  const common = geminiCommon(options, ['--acp']);
-  return { command: common.command, args: [...common.args, ...common.extraArgs], processOptions: common.processOptions, resuming: false, agentRetry: common.agentRetry };
+/** A `geminiSession`'s invocation: `gemini --acp`, the Agent Client Protocol on stdio. */
+export function geminiSessionInvocation(options: GeminiSessionOptions): SessionInvocation<GeminiSetup> {
+  const { permission, handlers, mcpServers, ...rest } = options;
+  const common = geminiInvocation(rest, ['--acp']);
+  const protocol = acpClientProtocol({
+    name: 'Gemini CLI',
+    cwd: resolve(common.processOptions.cwd ?? process.cwd()),
+    usageOf: geminiPromptUsage,
+    ...(permission === undefined ? {} : { permission }),
+    ...(handlers === undefined ? {} : { handlers }),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
+  });
+  return {
+    executable: common.executable,
+    args: [...common.args, ...common.extraArgs],
+    processOptions: common.processOptions,
+    resuming: false,
+    protocol,
+    // Its content is ACP's; what its stderr says is read as for a run.
+    dialect: { ...acpDialect('Gemini CLI'), stderrLine: geminiStderrLine },
+    ...(common.agentRetry ? {} : { setup: { noRetries: true, resumed: false } }),
+  };
 }
 
-/** What a run and a session share: the checks, the flags, and the process options. */
-function geminiCommon(options: GeminiSessionOptions, mode: readonly string[]) {
-  const {
-    executable = 'gemini',
-    executableArgs = [],
-    model,
-    approvalMode,
-    skipTrust = true,
-    includeDirectories = [],
-    agentRetry = true,
-    extraArgs = [],
-    ...processOptions
-  } = options;
-  checkStrings({ executable, model });
-  checkStringLists({ executableArgs, includeDirectories, extraArgs });
-  checkBooleans({ skipTrust, agentRetry });
-  // Gemini CLI splits the flag's values at commas.
-  const split = includeDirectories.find((dir) => dir.includes(','));
-  if (split !== undefined) throw new TypeError(`agent-rx: includeDirectories cannot hold a path with a comma (Gemini CLI splits it there); got ${JSON.stringify(split)}`);
-  if (approvalMode !== undefined && !(GEMINI_APPROVAL_MODES as readonly string[]).includes(approvalMode)) {
-    throw new TypeError(`agent-rx: approvalMode must be one of ${GEMINI_APPROVAL_MODES.join(', ')}; got ${JSON.stringify(approvalMode)}`);
-  }
+/** What a run and a session share: the flags and the process options. */
+function geminiInvocation<O extends GeminiOwnOptions>(options: O, mode: readonly string[]) {
+  const { executable, executableArgs = [], model, approvalMode, skipTrust = true, includeDirectories = [], agentRetry = true, extraArgs = [], ...processOptions } = options;
   const args = [...executableArgs, ...mode];
   if (model !== undefined) args.push(`--model=${model}`);
   if (approvalMode !== undefined) args.push(`--approval-mode=${approvalMode}`);
   if (skipTrust) args.push('--skip-trust');
   for (const dir of includeDirectories) args.push(`--include-directories=${dir}`);
   return {
-    command: executable,
+    executable,
     args,
     extraArgs,
     agentRetry,
@@ -107,8 +87,16 @@ function geminiCommon(options: GeminiSessionOptions, mode: readonly string[]) {
       env: {
         // One process: the launcher would start a second Node and ignore the interrupt itself.
         GEMINI_CLI_NO_RELAUNCH: 'true',
-        ...processOptions.env,
+        ...(processOptions as { readonly env?: Readonly<Record<string, string | undefined>> }).env,
       },
     },
   };
+}
+
+/** Gemini CLI puts a turn's token counts into its answer to a prompt: `_meta.quota.token_count`. */
+function geminiPromptUsage(response: PromptResponse): Usage | undefined {
+  const counts = field(field(response._meta, 'quota'), 'token_count');
+  const input = numberOf(field(counts, 'input_tokens'));
+  const output = numberOf(field(counts, 'output_tokens'));
+  return input === undefined || output === undefined ? undefined : usageOf({ input, output });
 }

@@ -13,6 +13,7 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';
+import { geminiTools } from './tools.js';
 
 const known = narrowEvents<GeminiEvent>();
 
@@ -80,6 +81,7 @@ export function geminiDialect(options: GeminiDialectOptions = {}): Dialect<Gemin
   return {
     name: 'Gemini CLI',
     installHint: GEMINI_INSTALL_HINT,
+    tools: geminiTools,
     schemas: geminiEventSchemas,
     createTextReader: createGeminiTextReader,
     turnEnd: geminiTurnEnd,

@@ -1,4 +1,9 @@
+import type { McpServer } from '@agentclientprotocol/sdk';
+import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { Holds, SameOptions } from '../../same-type.js';
+import type { AcpClientHandlers, PermissionPolicy } from '../acp/client.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
@@ -14,21 +19,32 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
  * session of `cwd` by its id, or by the index `--list-sessions` shows, which changes as sessions
  * are made: `--resume <id>`).
  */
-export type GeminiSession = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
+export type GeminiSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
 /** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunGeminiOptions extends GeminiSessionOptions {
+export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
-  /** Which session the run uses (see {@link GeminiSession}); resuming gives `session.resumed`. Default `'new'`. */
-  readonly session?: GeminiSession;
+  /** Which session the run uses (see {@link GeminiSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
+  readonly session?: GeminiSessionChoice;
 }
 
 /**
- * Options of `geminiSession` (`gemini --acp`): `runGemini`'s without the prompt and the session.
- * Permission requests and the client's file system are `acpSession`'s options.
+ * Options of `geminiSession` (`gemini --acp`): `runGemini`'s without the prompt and the session
+ * (an ACP session is a new one), and what an ACP client decides: the agent's permission requests,
+ * the client's file system, MCP servers (as for `acpSession`).
  */
-export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'> {
+export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions {
+  /** Decides the agent's `session/request_permission` requests. Default: deny, said with an `agent.warning`. */
+  readonly permission?: PermissionPolicy;
+  /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
+  readonly handlers?: AcpClientHandlers;
+  /** MCP servers for the session (`session/new`). Default none. */
+  readonly mcpServers?: readonly McpServer[];
+}
+
+/** Gemini CLI's own options, besides the process options and the session. */
+export interface GeminiOwnOptions {
   /** The Gemini CLI executable. Default `gemini` (found on PATH). */
   readonly executable?: string;
   /** Arguments placed before Gemini CLI's own, e.g. `executable: process.execPath, executableArgs: ['bundle/gemini.js']`. */
@@ -52,3 +68,36 @@ export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'st
   /** More arguments, placed after the ones built from these options. */
   readonly extraArgs?: readonly string[];
 }
+
+/** What a caller may choose of a Gemini CLI run, the session aside (the fleet's run spec). */
+const CALLER = {
+  model: text().optional(),
+  approvalMode: oneOf(GEMINI_APPROVAL_MODES).optional(),
+  agentRetry: flag().optional(),
+};
+
+/** What only the host chooses: the program and what is passed to it besides. */
+const HOST = {
+  executable: text().optional(),
+  executableArgs: texts().optional(),
+  skipTrust: flag().optional(),
+  // Gemini CLI splits the flag's values at commas.
+  includeDirectories: z.array(text().refine((dir) => !dir.includes(','), { error: 'cannot hold a path with a comma (Gemini CLI splits it there)' }), { error: 'must be an array of strings' }).optional(),
+  extraArgs: texts().optional(),
+};
+
+const RUN_SESSION = z
+  .union([z.enum(['new', 'latest']), z.strictObject({ id: text() }), z.strictObject({ resume: text() })], { error: "must be 'new', 'latest', { id } or { resume }" })
+  .optional();
+const _OWN = z.strictObject({ ...CALLER, ...HOST });
+const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
+
+/** The schemas of Gemini CLI's options: a run's, a session's, and a fleet run spec's. */
+export const GEMINI_OPTIONS = {
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT, session: RUN_SESSION }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, permission: z.unknown().optional(), handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
+  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
+};
+
+// The declared options are exactly what the schema checks (see `SameOptions`): change both together.
+type _GeminiOptionsMatchTheirSchema = Holds<SameOptions<GeminiOwnOptions, z.input<typeof _OWN>>>;

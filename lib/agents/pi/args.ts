@@ -1,47 +1,34 @@
-import type { ProcessOptions } from '../../process/options.js';
-import { checkBooleans, checkOptionsObject, checkPrompt, checkString, checkStringLists, checkStrings } from '../shared/options.js';
-import { PI_THINKING_LEVELS, type PiSessionOptions, type RunPiOptions } from './options.js';
+import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import { piDialect } from './dialect.js';
+import type { PiSessionOptions, RunPiOptions } from './options.js';
+import { piSessionProtocol } from './session.js';
 
-export interface PiInvocation {
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly processOptions: ProcessOptions;
-  /** The run continues an existing session. */
-  readonly resuming: boolean;
-  /** pi's own retries stay as configured; `false` asks for a settings overlay. */
-  readonly agentRetry: boolean;
+/** What a pi run needs made before it starts: a configuration without retries (`agentRetry: false`). */
+export interface PiSetup {
+  /** pi writes its session: the real `sessions/` must exist before it is linked. */
   readonly savesSession: boolean;
 }
 
 /**
- * Validates `runPi` options (a programmer error throws `TypeError` now, not at subscribe time)
- * and builds pi's argv. The prompt goes to stdin: pi's parser has no `--`, so a prompt starting
- * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB.
+ * A `runPi` run's invocation (options already checked): `pi --mode json`, the prompt on stdin,
+ * which is then closed: pi's parser has no `--`, so a prompt starting with `-` or `@` would be read
+ * as a flag or a file, and one argument is limited to 128 KiB.
  */
-export function buildPiInvocation(options: RunPiOptions): PiInvocation {
-  // Checked at run time too: JavaScript callers get the same clear TypeError.
-  checkOptionsObject('runPi', options);
+export function piRunInvocation(options: RunPiOptions): ProcessRunInvocation<PiSetup> {
   const { prompt, ...rest } = options;
-  checkPrompt('runPi', prompt);
-  const invocation = buildPiArgs(rest, 'json');
+  const invocation = piInvocation(rest, 'json');
   return { ...invocation, processOptions: { ...invocation.processOptions, stdin: prompt } };
 }
 
-/**
- * The same for `piSession`: `pi --mode rpc`, whose stdin stays open for the session's commands.
- * Options are `runPi`'s without the prompt.
- */
-export function buildPiSessionInvocation(options: PiSessionOptions): PiInvocation {
-  checkOptionsObject('piSession', options);
-  if ((options as { prompt?: unknown }).prompt !== undefined) {
-    throw new TypeError('agent-rx: piSession takes no `prompt`: send prompts as commands ({ type: "prompt", text })');
-  }
-  return buildPiArgs(options, 'rpc');
+/** A `piSession`'s invocation: `pi --mode rpc`, whose stdin stays open for the session's commands. */
+export function piSessionInvocation(options: PiSessionOptions): SessionInvocation<PiSetup> {
+  const invocation = piInvocation(options, 'rpc');
+  return { ...invocation, protocol: piSessionProtocol({ resuming: invocation.resuming }), dialect: piDialect({ resuming: invocation.resuming }) };
 }
 
-function buildPiArgs(options: PiSessionOptions, mode: 'json' | 'rpc'): PiInvocation {
+function piInvocation(options: PiSessionOptions, mode: 'json' | 'rpc'): Omit<ProcessRunInvocation<PiSetup>, 'processOptions'> & { readonly processOptions: PiSessionOptions } {
   const {
-    executable = 'pi',
+    executable,
     executableArgs = [],
     provider,
     model,
@@ -55,33 +42,20 @@ function buildPiArgs(options: PiSessionOptions, mode: 'json' | 'rpc'): PiInvocat
     agentRetry = true,
     ...processOptions
   } = options;
-  checkBooleans({ agentRetry });
-  if (thinking !== undefined && !(PI_THINKING_LEVELS as readonly string[]).includes(thinking)) {
-    throw new TypeError(`agent-rx: thinking must be one of ${PI_THINKING_LEVELS.join(', ')}; got ${JSON.stringify(thinking)}`);
-  }
-  checkStrings({ executable, provider, model, sessionDir, systemPrompt, appendSystemPrompt });
-  checkStringLists({ executableArgs, extraArgs, tools });
-
   const args = [...executableArgs, '--mode', mode];
   if (provider !== undefined) args.push('--provider', provider);
   if (model !== undefined) args.push('--model', model);
   if (thinking !== undefined) args.push('--thinking', thinking);
   if (session === 'none') args.push('--no-session');
   else if (session === 'continue') args.push('--continue');
-  else if (typeof session === 'object') {
-    checkString('session.id', session.id);
-    args.push('--session', session.id);
-  } else if ((session as unknown) !== 'new') {
-    throw new TypeError(`agent-rx: session must be 'new', 'none', 'continue' or { id }; got ${JSON.stringify(session)}`);
-  }
+  else if (typeof session === 'object') args.push('--session', session.id);
   if (sessionDir !== undefined) args.push('--session-dir', sessionDir);
   if (tools !== undefined) args.push(...(tools.length === 0 ? ['--no-tools'] : ['--tools', tools.join(',')]));
   if (systemPrompt !== undefined) args.push('--system-prompt', systemPrompt);
   if (appendSystemPrompt !== undefined) args.push('--append-system-prompt', appendSystemPrompt);
   args.push(...extraArgs);
-
   return {
-    command: executable,
+    executable,
     args,
     processOptions: {
       // SIGTERM makes pi kill its tool commands (which run in their own session) and exit 143;
@@ -92,7 +66,6 @@ function buildPiArgs(options: PiSessionOptions, mode: 'json' | 'rpc'): PiInvocat
       ...processOptions,
     },
     resuming: session === 'continue' || typeof session === 'object',
-    agentRetry,
-    savesSession: session !== 'none',
+    ...(agentRetry ? {} : { setup: { savesSession: session !== 'none' } }),
   };
 }

@@ -15,6 +15,7 @@ import { ToolCalls } from '../shared/tool-calls.js';
 import { addUsage, usageOf } from '../shared/usage.js';
 import { parsePiLine, piEventSchemas, type PiEvent, type PiEventOf, type PiMessage } from './events.js';
 import { parsePiBytes } from './parse-bytes.js';
+import { piTools } from './tools.js';
 
 const known = narrowEvents<PiEvent>();
 
@@ -106,6 +107,7 @@ export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
   return {
     name: 'pi',
     installHint: PI_INSTALL_HINT,
+    tools: piTools,
     schemas: piEventSchemas,
     parse: parsePiLine,
     parseBytes: parsePiBytes,

@@ -1,4 +1,7 @@
+import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { Holds, SameOptions } from '../../same-type.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -12,7 +15,7 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
  * - `'continue'`: the latest session of `cwd` (`--continue`);
  * - `{ id }`: the session with that id or id prefix (`--session`).
  */
-export type PiSession = 'new' | 'none' | 'continue' | { readonly id: string };
+export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
 export interface RunPiOptions extends PiSessionOptions {
@@ -29,7 +32,10 @@ export interface RunPiOptions extends PiSessionOptions {
  * `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs` also bounds
  * how long an abort, and the exit after the last turn, may take.
  */
-export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'> {
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions {}
+
+/** pi's own options, besides the process options. */
+export interface PiOwnOptions {
   /** The pi executable. Default `pi` (found on PATH). */
   readonly executable?: string;
   /** Arguments placed before pi's own, e.g. `executable: process.execPath, executableArgs: ['cli.js']`. */
@@ -40,8 +46,8 @@ export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   readonly model?: string;
   /** How hard the model thinks (`--thinking`): one of {@link PI_THINKING_LEVELS}; anything else throws `TypeError`. Default: pi's. */
   readonly thinking?: PiThinkingLevel;
-  /** Which session the run uses (see {@link PiSession}); continuing one gives `session.resumed`. Default `'new'`. */
-  readonly session?: PiSession;
+  /** Which session the run uses (see {@link PiSessionChoice}); continuing one gives `session.resumed`. Default `'new'`. */
+  readonly session?: PiSessionChoice;
   /** Where pi keeps and looks up sessions (`--session-dir`). */
   readonly sessionDir?: string;
   /** Only these tools (`--tools a,b`); an empty array disables every tool (`--no-tools`). */
@@ -61,3 +67,36 @@ export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'> {
   /** More arguments for pi, placed after the ones built from these options. */
   readonly extraArgs?: readonly string[];
 }
+
+/** What a caller may choose of a pi run (the fleet's run spec). */
+const CALLER = {
+  provider: text().optional(),
+  model: text().optional(),
+  thinking: oneOf(PI_THINKING_LEVELS).optional(),
+  session: z.union([z.enum(['new', 'none', 'continue']), z.strictObject({ id: text() })], { error: "must be 'new', 'none', 'continue' or { id }" }).optional(),
+  tools: texts().optional(),
+  systemPrompt: text().optional(),
+  appendSystemPrompt: text().optional(),
+  agentRetry: flag().optional(),
+};
+
+/** What only the host chooses: the program and what is passed to it besides. */
+const HOST = {
+  executable: text().optional(),
+  executableArgs: texts().optional(),
+  sessionDir: text().optional(),
+  extraArgs: texts().optional(),
+};
+
+const _OWN = z.strictObject({ ...CALLER, ...HOST });
+const SESSION = z.strictObject({ ...CALLER, ...HOST, ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() });
+
+/** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
+export const PI_OPTIONS = {
+  run: SESSION.extend({ prompt: PROMPT }),
+  session: SESSION,
+  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
+};
+
+// The declared options are exactly what the schema checks (see `SameOptions`): change both together.
+type _PiOptionsMatchTheirSchema = Holds<SameOptions<PiOwnOptions, z.input<typeof _OWN>>>;

@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
-import { findClaudeExecutable, runClaudeCode, stopAllRuns, type CliMessage } from '../../../lib/index.js';
+import { claudeExecutable } from '../../../lib/agents/claude/executable.js';
+import { findExecutable } from '../../../lib/agents/shared/setup/find-executable.js';
+import { runClaudeCode, stopAllRuns, type CliMessage } from '../../../lib/index.js';
+
+const findClaudeExecutable = (env: Readonly<Record<string, string | undefined>>) => findExecutable(claudeExecutable, env);
 import { createClaudeEnv, type ClaudeEnv } from '../../conformance/claude-env.js';
 import { expectedText, startFakeModelServer, type FakeModelServer } from '../../conformance/fake-model-server.js';
 
@@ -31,7 +35,7 @@ const BINARY = platformBinary();
 if (BINARY === undefined) console.warn(`skipped: ${platformPackage()} is not installed here (no Claude Code binary for ${process.platform}-${process.arch})`);
 const withBinary = BINARY !== undefined && existsSync(BINARY) ? describe : describe.skip;
 
-withBinary(`findClaudeExecutable (${platformPackage()} installed)`, () => {
+withBinary(`Claude Code's executable (${platformPackage()} installed)`, () => {
   const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-claude-exe-'));
   afterAll(() => {
     rmSync(scratch, { recursive: true, force: true });

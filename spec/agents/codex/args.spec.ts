@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { runCodex, type RunCodexOptions } from '../../../lib/index.js';
-import { buildCodexInvocation } from '../../../lib/agents/codex/args.js';
+import { codexAgent } from '../../../lib/agents/codex/definition.js';
+import { processInvocation } from '../../helpers/invocation.js';
+
+const buildCodexInvocation = (options: RunCodexOptions) => processInvocation(codexAgent, options);
 import { configEntries, configFlag, tomlValue } from '../../../lib/agents/codex/toml.js';
 
 /**
@@ -279,10 +282,10 @@ describe('Codex arguments', () => {
     expect(buildCodexInvocation({ prompt: 'p', interrupt: { signal: null, stdin: '\u0003' } }).processOptions.interrupt).toEqual({ signal: null, stdin: '\u0003' });
   });
 
-  it('stdin is always the prompt, byte for byte', () => {
+  it('stdin is always the prompt, byte for byte: a stdin of the caller\'s is refused, not dropped', () => {
     const prompt = '-rf\n«ü» 🚀\r\n';
     expect(buildCodexInvocation({ prompt }).processOptions.stdin).toBe(prompt);
-    expect(buildCodexInvocation({ prompt, stdin: 'other' } as unknown as RunCodexOptions).processOptions.stdin).toBe(prompt);
+    expect(() => buildCodexInvocation({ prompt, stdin: 'other' } as unknown as RunCodexOptions)).toThrow('agent-rx: a codex run has no option "stdin"');
   });
 
   it('rejects each invalid option with a TypeError, in buildCodexInvocation and in runCodex at call time', () => {

@@ -45,7 +45,7 @@ describe('Codex dialect (codexOutputToMessages)', () => {
       });
       expectObservable(source.pipe(codexOutputToMessages())).toBe('-a-----b-c-m-f-(h|)', {
         a: started,
-        b: { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: 'ls' } },
+        b: { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         c: { type: 'tool.completed', toolCallId: 'item_1', name: 'command_execution', output: 'a b\n' },
         m: { type: 'assistant', text: 'Two files.' },
         f: { type: 'assistant.thought', text: 'Think first.' },
@@ -104,7 +104,7 @@ describe('Codex dialect (codexOutputToMessages)', () => {
       const messages = source.pipe(codexOutputToMessages());
       const values = {
         a: started,
-        b: { type: 'tool.call', toolCallId: 'item_0', name: 'command_execution', input: { command: 'ls' } },
+        b: { type: 'tool.call', toolCallId: 'item_0', name: 'command_execution', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         c: { type: 'tool.completed', toolCallId: 'item_0', name: 'command_execution', output: '' },
         m: { type: 'assistant', text: 'Done.' },
         h: completedTerminal,
@@ -260,10 +260,10 @@ describe('Codex dialect: tool items', () => {
         k: command('completed', 'item_0', 'again', { exit_code: 0, status: 'completed' }),
       });
       expectObservable(source.pipe(codexOutputToMessages())).toBe('-a-b-c-(de)-', {
-        a: { type: 'tool.call', toolCallId: 'item_0', name: 'command_execution', input: { command: 'make' } },
+        a: { type: 'tool.call', toolCallId: 'item_0', name: 'command_execution', input: { command: 'make' }, kind: 'execute', summary: 'make' },
         b: { type: 'tool.update', toolCallId: 'item_0', name: 'command_execution', output: 'building' },
         c: { type: 'tool.failed', toolCallId: 'item_0', name: 'command_execution', output: 'building\nfailed' },
-        d: { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: 'make' } },
+        d: { type: 'tool.call', toolCallId: 'item_1', name: 'command_execution', input: { command: 'make' }, kind: 'execute', summary: 'make' },
         e: { type: 'tool.failed', toolCallId: 'item_1', name: 'command_execution', output: 'partial' },
       });
     });
@@ -282,9 +282,9 @@ describe('Codex dialect: tool items', () => {
         f: item('completed', { id: 'item_1', type: 'file_change', changes: [{ path: 'x', kind: 'update' }], status: 'failed' }),
       });
       expectObservable(source.pipe(codexOutputToMessages())).toBe('-a-b-(cd)-', {
-        a: { type: 'tool.call', toolCallId: 'item_0', name: 'file_change', input: { changes } },
+        a: { type: 'tool.call', toolCallId: 'item_0', name: 'file_change', input: { changes }, kind: 'edit' },
         b: { type: 'tool.completed', toolCallId: 'item_0', name: 'file_change', output: 'add src/a.ts\nupdate src/b.ts\ndelete old.ts' },
-        c: { type: 'tool.call', toolCallId: 'item_1', name: 'file_change', input: { changes: [{ path: 'x', kind: 'update' }] } },
+        c: { type: 'tool.call', toolCallId: 'item_1', name: 'file_change', input: { changes: [{ path: 'x', kind: 'update' }] }, kind: 'edit' },
         d: { type: 'tool.failed', toolCallId: 'item_1', name: 'file_change', output: 'update x' },
       });
     });
@@ -304,11 +304,11 @@ describe('Codex dialect: tool items', () => {
         j: item('completed', { id: 'item_2', type: 'mcp_tool_call', server: 'calc', tool: 'add', arguments: null, result: { content: [], structured_content: { sum: 3 } }, status: 'completed' }),
       });
       expectObservable(source.pipe(codexOutputToMessages())).toBe('-a-b-(cd)-(ef)-', {
-        a: { type: 'tool.call', toolCallId: 'item_0', name: 'mcp__github__search_issues', input: { q: 'bug' } },
+        a: { type: 'tool.call', toolCallId: 'item_0', name: 'mcp__github__search_issues', input: { q: 'bug' }, kind: 'other' },
         b: { type: 'tool.completed', toolCallId: 'item_0', name: 'mcp__github__search_issues', output: 'Issue 1, issue 2' },
-        c: { type: 'tool.call', toolCallId: 'item_1', name: 'mcp__github__get_issue', input: { n: 9 } },
+        c: { type: 'tool.call', toolCallId: 'item_1', name: 'mcp__github__get_issue', input: { n: 9 }, kind: 'other' },
         d: { type: 'tool.failed', toolCallId: 'item_1', name: 'mcp__github__get_issue', output: 'not found' },
-        e: { type: 'tool.call', toolCallId: 'item_2', name: 'mcp__calc__add', input: null },
+        e: { type: 'tool.call', toolCallId: 'item_2', name: 'mcp__calc__add', input: null, kind: 'other' },
         f: { type: 'tool.completed', toolCallId: 'item_2', name: 'mcp__calc__add', output: '{"sum":3}' },
       });
     });
@@ -319,7 +319,7 @@ describe('Codex dialect: tool items', () => {
       const search = { id: 'item_0', type: 'web_search', query: 'rxjs TestScheduler' };
       const source = cold<ProcessItem>('-s-c-', { s: item('started', search), c: item('completed', search) });
       expectObservable(source.pipe(codexOutputToMessages())).toBe('-a-b-', {
-        a: { type: 'tool.call', toolCallId: 'item_0', name: 'web_search', input: { query: 'rxjs TestScheduler' } },
+        a: { type: 'tool.call', toolCallId: 'item_0', name: 'web_search', input: { query: 'rxjs TestScheduler' }, kind: 'fetch', summary: 'rxjs TestScheduler' },
         b: { type: 'tool.completed', toolCallId: 'item_0', name: 'web_search', output: '' },
       });
     });
@@ -335,6 +335,7 @@ describe('Codex dialect: tool items', () => {
           type: 'tool.call',
           toolCallId: 'item_0',
           name: 'todo_list',
+          kind: 'think',
           input: {
             items: [
               { text: 'a', completed: false },

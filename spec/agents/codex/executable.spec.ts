@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray } from 'rxjs';
-import { findCodexExecutable, runCodex, stopAllRuns, type CliMessage } from '../../../lib/index.js';
+import { codexExecutable } from '../../../lib/agents/codex/executable.js';
+import { findExecutable } from '../../../lib/agents/shared/setup/find-executable.js';
+import { runCodex, stopAllRuns, type CliMessage } from '../../../lib/index.js';
+
+const findCodexExecutable = (env: Readonly<Record<string, string | undefined>> = process.env) => findExecutable(codexExecutable, env);
 
 afterEach(async () => {
   await stopAllRuns();
@@ -32,7 +36,7 @@ async function withCodexHome<T>(use: (home: string) => Promise<T>): Promise<T> {
 // The devDependency carries the linux-x64 binary; other machines install another platform package.
 const onLinuxX64 = process.platform === 'linux' && process.arch === 'x64' ? describe : describe.skip;
 
-onLinuxX64('findCodexExecutable with the @openai/codex devDependency installed', () => {
+onLinuxX64('Codex\'s executable with the @openai/codex devDependency installed', () => {
   it('finds the native binary of the platform package, and the folder of programs it ships', () => {
     const found = findCodexExecutable();
     expect(found).toEqual({
@@ -105,19 +109,22 @@ onLinuxX64('findCodexExecutable with the @openai/codex devDependency installed',
 });
 
 /**
- * The PATH branches, seen from where `@openai/codex` cannot be resolved: a copy of the module and
- * the shared one it imports (both import only Node's own modules), in their folders, with no
- * node_modules above them, run by tsx in a child Node with a PATH of our choosing.
+ * The PATH branches, seen from where `@openai/codex` cannot be resolved: a copy of the shared lookup
+ * and of Codex's lookup data (both import only Node's own modules, and types), in their folders,
+ * with no node_modules above them, run by tsx in a child Node with a PATH of our choosing.
  */
-onLinuxX64('findCodexExecutable where the package is not resolvable: PATH', () => {
+onLinuxX64('Codex\'s executable where the package is not resolvable: PATH', () => {
   const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-codex-path-'));
-  const module = join(scratch, 'codex', 'executable.ts');
-  for (const file of ['codex/executable.ts', 'shared/executable.ts']) {
+  for (const file of ['codex/executable.ts', 'shared/setup/find-executable.ts']) {
     mkdirSync(join(scratch, dirname(file)), { recursive: true });
     writeFileSync(join(scratch, file), readFileSync(root(`lib/agents/${file}`)));
   }
   const find = (path: string): unknown => {
-    const script = `import { findCodexExecutable } from ${JSON.stringify(module)}; process.stdout.write(JSON.stringify(findCodexExecutable({ PATH: ${JSON.stringify(path)} })));`;
+    const script = [
+      `import { findExecutable } from ${JSON.stringify(join(scratch, 'shared/setup/find-executable.ts'))};`,
+      `import { codexExecutable } from ${JSON.stringify(join(scratch, 'codex/executable.ts'))};`,
+      `process.stdout.write(JSON.stringify(findExecutable(codexExecutable, { PATH: ${JSON.stringify(path)} })));`,
+    ].join(' ');
     return JSON.parse(execFileSync(process.execPath, [root('node_modules/tsx/dist/cli.mjs'), '--eval', script], { cwd: scratch, encoding: 'utf8' })) as unknown;
   };
   const bin = (name: string): string => {

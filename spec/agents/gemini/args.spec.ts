@@ -1,6 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { GEMINI_APPROVAL_MODES, runGemini, type RunGeminiOptions } from '../../../lib/index.js';
-import { buildGeminiInvocation } from '../../../lib/agents/gemini/args.js';
+import { geminiAgent } from '../../../lib/agents/gemini/definition.js';
+import { processInvocation } from '../../helpers/invocation.js';
+
+const buildGeminiInvocation = (options: RunGeminiOptions) => processInvocation(geminiAgent, options);
 
 const BASE = ['--output-format', 'stream-json'];
 const argsOf = (options: Omit<RunGeminiOptions, 'prompt'>) => buildGeminiInvocation({ prompt: 'p', ...options }).args;
@@ -8,7 +11,7 @@ const argsOf = (options: Omit<RunGeminiOptions, 'prompt'>) => buildGeminiInvocat
 describe('Gemini CLI arguments', () => {
   it('defaults: --output-format stream-json --skip-trust, the prompt on stdin, stderr lines, one process, SIGTERM to interrupt, a new session', () => {
     expect(buildGeminiInvocation({ prompt: '-p --help' })).toEqual({
-      command: 'gemini',
+      executable: undefined,
       args: [...BASE, '--skip-trust'],
       processOptions: {
         interrupt: { signal: 'SIGTERM', stdin: null },
@@ -17,7 +20,6 @@ describe('Gemini CLI arguments', () => {
         stderrLines: true,
       },
       resuming: false,
-      agentRetry: true,
     });
   });
 
@@ -38,7 +40,7 @@ describe('Gemini CLI arguments', () => {
       gracePeriodMs: 500,
       timeoutMs: 60_000,
     });
-    expect(invocation.command).toBe('/opt/node');
+    expect(invocation.executable).toBe('/opt/node');
     expect(invocation.args).toEqual([
       'bundle/gemini.js',
       ...BASE,
@@ -64,7 +66,7 @@ describe('Gemini CLI arguments', () => {
       stderrLines: true,
     });
     expect(invocation.resuming).toBe(true);
-    expect(invocation.agentRetry).toBe(false);
+    expect(invocation.setup).toEqual({ noRetries: true, resumed: true });
   });
 
   it('maps each option on its own', () => {
@@ -101,7 +103,7 @@ describe('Gemini CLI arguments', () => {
   });
 
   it('agentRetry: false adds no argument: it asks for a home overlay', () => {
-    expect(buildGeminiInvocation({ prompt: 'p', agentRetry: false })).toMatchObject({ args: [...BASE, '--skip-trust'], agentRetry: false });
+    expect(buildGeminiInvocation({ prompt: 'p', agentRetry: false })).toMatchObject({ args: [...BASE, '--skip-trust'], setup: { noRetries: true, resumed: false } });
     expect(buildGeminiInvocation({ prompt: 'p', agentRetry: false }).processOptions.env).toEqual({ GEMINI_CLI_NO_RELAUNCH: 'true' });
   });
 
@@ -120,8 +122,10 @@ describe('Gemini CLI arguments', () => {
   it('stdin is always the prompt, byte for byte, and stderr always comes as lines', () => {
     const prompt = '-rf\n«ü» 🚀\r\n';
     expect(buildGeminiInvocation({ prompt }).processOptions.stdin).toBe(prompt);
+    expect(buildGeminiInvocation({ prompt }).processOptions).toMatchObject({ stdin: prompt, stderrLines: true });
+    // A stdin or stderrLines of the caller's is refused, never silently dropped.
     const forced = { prompt, stdin: 'other', stderrLines: false } as unknown as RunGeminiOptions;
-    expect(buildGeminiInvocation(forced).processOptions).toMatchObject({ stdin: prompt, stderrLines: true });
+    expect(() => buildGeminiInvocation(forced)).toThrow('agent-rx: a gemini run has no options "stdin", "stderrLines"');
   });
 
   it('rejects each invalid option with a TypeError, in buildGeminiInvocation and in runGemini at call time', () => {

@@ -55,7 +55,7 @@ describe('Gemini CLI dialect (geminiOutputToMessages)', () => {
         s: started,
         a: { type: 'assistant', text: 'I will ' },
         b: { type: 'assistant', text: 'run ls.' },
-        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' } },
+        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         r: { type: 'tool.completed', toolCallId: 'T1', name: 'run_shell_command', output: 'a b' },
         c: { type: 'assistant', text: 'Two files.' },
         h: completedTerminal,
@@ -105,7 +105,7 @@ describe('Gemini CLI dialect (geminiOutputToMessages)', () => {
       const values = {
         e: { type: 'agent.retry', attempt: 1, reason: '500 fake internal server error' },
         s: started,
-        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' } },
+        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         r: { type: 'tool.completed', toolCallId: 'T1', name: 'run_shell_command', output: '' },
         a: { type: 'assistant', text: 'Done.' },
         h: completedTerminal,
@@ -172,10 +172,10 @@ describe('Gemini CLI dialect: text between tool calls', () => {
       });
       expectObservable(source.pipe(geminiOutputToMessages())).toBe('-a-t-r-b-u-s-c---(h|)', {
         a: { type: 'assistant', text: 'Same.' },
-        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' } },
+        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         r: { type: 'tool.completed', toolCallId: 'T1', name: 'run_shell_command', output: 'x' },
         b: { type: 'assistant', text: 'Same.' },
-        u: { type: 'tool.call', toolCallId: 'T2', name: 'read_file', input: { file_path: 'f' } },
+        u: { type: 'tool.call', toolCallId: 'T2', name: 'read_file', input: { file_path: 'f' }, kind: 'read', summary: 'f' },
         s: { type: 'tool.failed', toolCallId: 'T2', name: 'read_file', output: 'File not found: f' },
         c: { type: 'assistant', text: 'Same.' },
         h: { type: 'terminal.completed', stopReason: 'end_turn', usage: USAGE },
@@ -193,11 +193,11 @@ describe('Gemini CLI dialect: text between tool calls', () => {
         v: toolResult('T3', 'success', { output: 'late' }),
       });
       expectObservable(source.pipe(geminiOutputToMessages())).toBe('-t-r-u-s-(wv)-', {
-        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' } },
+        t: { type: 'tool.call', toolCallId: 'T1', name: 'run_shell_command', input: { command: 'ls' }, kind: 'execute', summary: 'ls' },
         r: { type: 'tool.failed', toolCallId: 'T1', name: 'run_shell_command', output: 'Tool "x" not found.' },
-        u: { type: 'tool.call', toolCallId: 'T2', name: 'glob', input: { pattern: '*' } },
+        u: { type: 'tool.call', toolCallId: 'T2', name: 'glob', input: { pattern: '*' }, kind: 'search', summary: '*' },
         s: { type: 'tool.failed', toolCallId: 'T2', name: 'glob', output: '' },
-        w: { type: 'tool.call', toolCallId: 'T3', name: 'unknown', input: null },
+        w: { type: 'tool.call', toolCallId: 'T3', name: 'unknown', input: null, kind: 'other' },
         v: { type: 'tool.completed', toolCallId: 'T3', name: 'unknown', output: 'late' },
       });
     });

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NEVER, of, startWith } from 'rxjs';
-import { removeResumeLeftovers, removingResumeLeftovers } from '../../../lib/agents/gemini/resume-leftovers.js';
+import { removeResumeLeftovers, removingResumeLeftovers } from '../../../lib/agents/gemini/setup/resume-leftovers.js';
 import type { CliMessage } from '../../../lib/index.js';
 
 const ID = '02efb871-b724-4519-9de7-e6b1268a6f78';

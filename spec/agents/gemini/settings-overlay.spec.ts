@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createGeminiHomeOverlay, GEMINI_HOME_ENV, geminiHome, withoutRetries } from '../../../lib/agents/gemini/settings-overlay.js';
+import { createGeminiHomeOverlay, GEMINI_HOME_ENV, geminiHome, withoutRetries } from '../../../lib/agents/gemini/setup/settings-overlay.js';
 
 const made: string[] = [];
 const scratch = (prefix: string): string => {

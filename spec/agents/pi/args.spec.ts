@@ -1,5 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { buildPiInvocation } from '../../../lib/agents/pi/args.js';
+import { piAgent } from '../../../lib/agents/pi/definition.js';
+import type { RunPiOptions } from '../../../lib/agents/pi/options.js';
+import type { PiSetup } from '../../../lib/agents/pi/args.js';
+import type { ProcessRunInvocation } from '../../../lib/agents/definition.js';
+import { runInvocation } from '../../../lib/sources/run-agent.js';
+
+// A run's invocation as runPi builds it: the options checked against the schema, then mapped.
+const buildPiInvocation = (options: RunPiOptions): ProcessRunInvocation<PiSetup> => {
+  const invocation = runInvocation(piAgent, options);
+  if ('asSession' in invocation) throw new Error('a pi run is a process');
+  return invocation;
+};
 
 describe('pi arguments', () => {
   it('builds argv from the options, the prompt going to stdin, interrupting with SIGTERM', () => {
@@ -18,7 +29,7 @@ describe('pi arguments', () => {
       extraArgs: ['--verbose'],
       gracePeriodMs: 500,
     });
-    expect(invocation.command).toBe('/opt/node');
+    expect(invocation.executable).toBe('/opt/node');
     expect(invocation.args).toEqual([
       'cli.js',
       '--mode',
@@ -66,7 +77,22 @@ describe('pi arguments', () => {
       { prompt: 'p', extraArgs: [1] },
       { prompt: 'p', session: { id: '' } },
       { prompt: 'p', agentRetry: 'no' },
+      { prompt: 'p', thinking: 'max' },
+      { prompt: 'p', modle: 'typo' },
     ];
     for (const options of bad) expect(() => buildPiInvocation(options as never)).toThrow(TypeError);
+  });
+
+  it('names the option and what it must be', () => {
+    expect(() => buildPiInvocation({ prompt: 'p', thinking: 'max' } as never)).toThrow('agent-rx: thinking must be one of off, minimal, low, medium, high, xhigh; got "max"');
+    expect(() => buildPiInvocation({ prompt: 'p', modle: 'typo' } as never)).toThrow('agent-rx: a pi run has no option "modle"');
+    expect(() => buildPiInvocation({ prompt: ' ' })).toThrow('agent-rx: prompt must not be empty (nor only whitespace); got " "');
+    expect(() => buildPiInvocation({ prompt: 'p', session: { id: '' } })).toThrow('agent-rx: session.id must be a non-empty string; got ""');
+  });
+
+  it('asks for a configuration without retries when agentRetry is false, kept sessions unless none are saved', () => {
+    expect(buildPiInvocation({ prompt: 'p' }).setup).toBeUndefined();
+    expect(buildPiInvocation({ prompt: 'p', agentRetry: false }).setup).toEqual({ savesSession: true });
+    expect(buildPiInvocation({ prompt: 'p', agentRetry: false, session: 'none' }).setup).toEqual({ savesSession: false });
   });
 });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSettingsOverlay, piAgentDir, withoutRetries } from '../../../lib/agents/pi/settings-overlay.js';
+import { createSettingsOverlay, piAgentDir, withoutRetries } from '../../../lib/agents/pi/setup/settings-overlay.js';
 
 const made: string[] = [];
 function realDir(settings?: object): string {

@@ -11,6 +11,7 @@ import { addUsage } from '../../shared/usage.js';
 import { codexStderrLine, codexUsage, retryNotice } from '../dialect.js';
 import { parseJsonRpcLine } from '../../shared/json-rpc.js';
 import { appServerEventSchemas, type AppServerEvent } from './events.js';
+import { codexTools } from '../tools.js';
 
 const known = narrowEvents<AppServerEvent>();
 
@@ -113,6 +114,7 @@ export function codexAppServerDialect(): Dialect<AppServerState> {
   return {
     name: 'Codex',
     installHint: CODEX_INSTALL_HINT,
+    tools: codexTools,
     schemas: appServerEventSchemas,
     parse: parseJsonRpcLine,
     createTextReader: createAppServerTextReader,

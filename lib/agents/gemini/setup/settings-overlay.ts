@@ -1,7 +1,7 @@
-import type { RunOverlay } from '../../sources/overlay-run.js';
+import type { RunOverlay } from '../../definition.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { asRecord, createConfigOverlay, type SettingsOverlay } from '../shared/settings-overlay.js';
+import { asRecord, createConfigOverlay, type SettingsOverlay } from '../../shared/setup/settings-overlay.js';
 
 /** The variable Gemini CLI reads its home from (the folder that holds `.gemini`), instead of HOME. */
 export const GEMINI_HOME_ENV = 'GEMINI_CLI_HOME';

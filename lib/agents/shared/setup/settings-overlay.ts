@@ -1,16 +1,8 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SettingsOverlay } from '../../definition.js';
 
-/**
- * A configuration overlay made for one run: a directory of its own, in the host's temporary folder,
- * that points the agent at the user's real configuration with a few settings of the run's changed.
- */
-export interface SettingsOverlay {
-  /** The directory to point the agent at (its configuration directory, or the home that holds it). */
-  readonly dir: string;
-  /** Removes the overlay (never the real configuration). Idempotent, never throws. */
-  remove(): void;
-}
+export type { SettingsOverlay };
 
 export interface ConfigOverlayOptions {
   /** The agent's real configuration directory (it need not exist). */

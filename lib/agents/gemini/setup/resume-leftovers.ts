@@ -1,8 +1,8 @@
 import { closeSync, openSync, readdirSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { defer, finalize, tap, type MonoTypeOperatorFunction } from 'rxjs';
-import type { CliMessage } from '../../messages.js';
-import { parseJsonObject } from '../shared/json-object.js';
+import type { CliMessage } from '../../../messages.js';
+import { parseJsonObject } from '../../shared/json-object.js';
 
 /*
  * Gemini CLI 0.61 records a session in `<home>/.gemini/tmp/<project>/chats/`, one file per

@@ -1,12 +1,12 @@
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunOverlay } from '../../sources/overlay-run.js';
-import { asRecord, createConfigOverlay, type SettingsOverlay } from '../shared/settings-overlay.js';
+import type { RunOverlay } from '../../definition.js';
+import { asRecord, createConfigOverlay, type SettingsOverlay } from '../../shared/setup/settings-overlay.js';
 
 /** The variable pi reads its configuration directory from. */
 export const PI_AGENT_DIR_ENV = 'PI_CODING_AGENT_DIR';
 
-export type { SettingsOverlay } from '../shared/settings-overlay.js';
+export type { SettingsOverlay } from '../../shared/setup/settings-overlay.js';
 
 /**
  * Builds a per-run configuration directory for pi that is the real one (every entry linked,

@@ -1,0 +1,195 @@
+import type * as z from 'zod';
+import type { MonoTypeOperatorFunction } from 'rxjs';
+import type { CliMessage } from '../messages.js';
+import type { Dialect } from '../operators/dialect.js';
+import type { ProcessOptions } from '../process/options.js';
+import type { SessionProtocol } from '../sessions/protocol.js';
+
+/**
+ * One agent CLI, as everything above the agents' folders sees it: a plain object made of data and
+ * pure functions (its setup, which touches the file system, is the one field that is not pure).
+ * `runAgent(definition, options)` and `agentSession(definition, options)` run any agent from it;
+ * the command line, the fleet, the ACP server and the examples read the list of definitions
+ * (`AGENTS`) and have no per-agent code of their own.
+ *
+ * - `options`: one zod schema per entry point, from which the call-time checks (a `TypeError`
+ *   naming the option) and the fleet's run spec (the caller's part, strict) derive;
+ * - `run` / `session`: the invocation, from checked options (argv, process options, what setup is
+ *   needed), pure;
+ * - `executable`: how its program is found when the caller names none (data for one shared lookup);
+ * - `setup`: what a run or session needs made before it starts and removed after (a settings
+ *   overlay, a home), and what it cleans up after the agent;
+ * - `dialect` (with its tools' kinds and summaries) and `recognizesOutput`: how its output reads.
+ *
+ * @example
+ * runAgent(AGENTS.pi, { prompt: 'Fix the failing test' }).subscribe(render); // what runPi does
+ */
+export interface AgentDefinition<Name extends string = string, RunOptions = never, SessionOptions = never, Setup = undefined> {
+  /** The name to choose it by (`--agent pi`, a run spec's `agent`). */
+  readonly name: Name;
+  /** The name people know it by, for messages. */
+  readonly displayName: string;
+  /** How its program is found when the options name none. */
+  readonly executable: ExecutableLookup;
+  /** Its options' schemas: a run's, a session's, and a run spec's (what a fleet caller may choose). */
+  readonly options: AgentOptionSchemas;
+  /** A run's invocation, from options the run schema accepted. May throw `TypeError` for a rule across options. */
+  run(options: RunOptions): RunInvocation<Setup, SessionOptions>;
+  /** A session's invocation, from options the session schema accepted. */
+  session(options: SessionOptions): SessionInvocation<Setup>;
+  /** Its dialect: how its output becomes messages (`resuming`: the run continues a session). */
+  dialect(options?: { readonly resuming?: boolean }): Dialect;
+  /** Whether a line of stdout is one only this agent prints (its header, mostly): how a recording's agent is told. */
+  recognizesOutput(line: string): boolean;
+  /** Its own flags on the command line (`agent-rx run`, `chat`, `acp`, `worker`), besides the ones every agent takes. */
+  readonly flags: readonly AgentFlag[];
+  /** What its runs and sessions need made before they start (`Setup` from the invocation). */
+  readonly setup?: AgentSetup<Setup>;
+}
+
+/**
+ * A flag of one agent on the command line (`--thinking high`): the options it sets. The command
+ * line knows every agent's flags from their definitions; a flag given to an agent that has not got
+ * it is a usage error.
+ */
+export interface AgentFlag {
+  /** The flag's name, without its dashes (`thinking`). */
+  readonly name: string;
+  /** Its value in the help (`<level>`). */
+  readonly value: string;
+  /** What it does for this agent, for the help (`its thinking level: off, minimal, …`). */
+  readonly help: string;
+  /** `run`: runs only (`--session`); `both`: runs and sessions. */
+  readonly takes: 'run' | 'both';
+  /** The options its value sets (`{ thinking: 'high' }`), or what is wrong with the value. */
+  options(value: string): Readonly<Record<string, unknown>> | string;
+}
+
+/** The schemas of an agent's options. */
+export interface AgentOptionSchemas {
+  /** A run's options (`runPi`'s), strict: an unknown option is refused. */
+  readonly run: z.ZodType;
+  /** A session's options (`piSession`'s), strict. */
+  readonly session: z.ZodType;
+  /**
+   * What a caller may choose of a run dispatched to a fleet worker (the prompt, the model, the
+   * session, tool lists, `cwd` as a request, time limits): a strict object, so that what runs the
+   * agent (executable, arguments, environment) cannot be named.
+   */
+  readonly spec: z.ZodObject;
+}
+
+/**
+ * How a run starts: a process ({@link ProcessRunInvocation}), or a one-prompt session
+ * ({@link SessionRunInvocation}: Codex's app-server transport).
+ */
+export type RunInvocation<Setup = never, SessionOptions = never> = ProcessRunInvocation<Setup> | SessionRunInvocation<SessionOptions>;
+
+/** A run that is one process: its program, arguments and process options, and what must be made first. */
+export interface ProcessRunInvocation<Setup = never> {
+  /** The program the caller named; `undefined`: found with the definition's {@link ExecutableLookup} at each subscription. */
+  readonly executable: string | undefined;
+  /** Its arguments (`executableArgs` first). */
+  readonly args: readonly string[];
+  /** Its process options (the prompt on stdin where it goes there). */
+  readonly processOptions: ProcessOptions;
+  /** The run continues an earlier session (it is announced with `session.resumed`). */
+  readonly resuming: boolean;
+  /** What the agent's {@link AgentSetup} must make before the process starts. */
+  readonly setup?: Setup;
+}
+
+/** A run that is a one-prompt session of the same agent: the session's options and the prompt. */
+export interface SessionRunInvocation<SessionOptions> {
+  readonly asSession: { readonly options: SessionOptions; readonly prompt: string };
+}
+
+/** How a session starts: as a run does, plus the protocol that drives its turns. */
+export interface SessionInvocation<Setup = never> {
+  /** The program the caller named; `undefined`: found at each subscription. */
+  readonly executable: string | undefined;
+  /** Its arguments (`executableArgs` first; the protocol's own follow them). */
+  readonly args: readonly string[];
+  /** Its process options (stdin stays the session's). */
+  readonly processOptions: Omit<ProcessOptions, 'stdin'>;
+  /** The session continues an earlier one. */
+  readonly resuming: boolean;
+  /** How its interactive mode is driven. */
+  readonly protocol: SessionProtocol<unknown>;
+  /** The dialect that maps its content, when it is not the agent's run dialect (an ACP agent's). */
+  readonly dialect?: Dialect;
+  /** What the agent's {@link AgentSetup} must make before the process starts. */
+  readonly setup?: Setup;
+}
+
+/**
+ * Where an agent's program is when the caller names none: a native binary an npm package ships
+ * (tried first), else a name on PATH, else the bare name (so that starting it fails with ENOENT and
+ * the run says how to install it). Data for one shared lookup (`findExecutable`).
+ */
+export interface ExecutableLookup {
+  /** The program's names on PATH, in order (on Windows `.exe` and `.cmd` are tried too). */
+  readonly names: readonly string[];
+  /** A native binary in an npm package this library can resolve, or behind a launcher on PATH. */
+  readonly native?: NativeBinary;
+}
+
+/** The platform a native binary is for. */
+export interface Platform {
+  /** `process.platform`. */
+  readonly os: string;
+  /** `process.arch`. */
+  readonly arch: string;
+  /** Linux with musl rather than glibc. */
+  readonly musl: boolean;
+}
+
+/** A native binary shipped in npm packages (Claude Code's, Codex's): where to look for it. */
+export interface NativeBinary {
+  /** The package that carries it (or whose platform package does). */
+  readonly packageName: string;
+  /** The platform package for a platform (e.g. `@openai/codex-linux-x64`), or `undefined` for none. */
+  platformPackage(platform: Platform): string | undefined;
+  /** Where the binary may be inside a package's folder (the platform package's, then the main one's), in order. */
+  candidates(packageDir: string, platform: Platform): readonly string[];
+  /** Only a native executable counts (an install stub that is a script does not). */
+  readonly nativeOnly?: boolean;
+  /** A folder of programs shipped beside the binary, put first on PATH (Codex's `rg`). */
+  pathDir?(binary: string): string;
+  /** Whether a program found on PATH (its real path) is the package's launcher, whose binary runs instead. */
+  isLauncher(realPath: string): boolean;
+}
+
+/**
+ * What an agent's runs and sessions need made before their process starts, or done after, from the
+ * invocation's `setup` data. Each hook touches the file system: this is the one impure part of a
+ * definition, kept in the agent's `setup/` folder.
+ */
+export interface AgentSetup<Setup> {
+  /**
+   * A configuration overlay the process is pointed at (a settings file changed for this run), or
+   * `undefined` for none: made at each subscription in the host's temporary folder, removed once
+   * the run's processes are gone (and with that folder when the host exits).
+   */
+  overlay?(setup: Setup): RunOverlay | undefined;
+  /** Applied to a run's messages (a clean-up after the agent that reads them), or `undefined`. `env` is the run's environment. */
+  messages?(setup: Setup, env: Readonly<Record<string, string | undefined>>): MonoTypeOperatorFunction<CliMessage> | undefined;
+}
+
+/** A configuration overlay a run is pointed at through one environment variable. */
+export interface RunOverlay {
+  /** Makes the overlay in `parent` (the host's temporary folder), from the run's environment; may throw. */
+  create(env: Readonly<Record<string, string | undefined>>, parent: string): SettingsOverlay;
+  /** The variable that points the agent at it. */
+  readonly env: string;
+  /** What it is for, for the setup failure's message: `pi's settings without retries`. */
+  readonly what: string;
+}
+
+/** A configuration overlay made for one run: a folder of its own, removed after the run. */
+export interface SettingsOverlay {
+  /** The directory to point the agent at (its configuration directory, or the home that holds it). */
+  readonly dir: string;
+  /** Removes the overlay (never the real configuration). Idempotent, never throws. */
+  remove(): void;
+}

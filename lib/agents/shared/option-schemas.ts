@@ -1,0 +1,86 @@
+// The pieces of the agents' option schemas, and the call-time check that turns a schema's refusal
+// into a `TypeError` that names the option.
+import * as z from 'zod';
+
+/** A non-empty string. */
+export const text = (): z.ZodString => z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
+
+/** An array of strings. */
+export const texts = (): z.ZodArray<z.ZodString> => z.array(z.string({ error: 'must be an array of strings' }), { error: 'must be an array of strings' });
+
+/** A boolean. */
+export const flag = (): z.ZodBoolean => z.boolean({ error: 'must be a boolean' });
+
+/** One of `values`. */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T): z.ZodEnum<{ [K in T[number]]: K }> =>
+  z.enum(values, { error: `must be one of ${values.join(', ')}` });
+
+/** An integer >= `min`. */
+export const integer = (min: number): z.ZodNumber => z.number({ error: `must be an integer >= ${min}` }).int({ error: `must be an integer >= ${min}` }).min(min, { error: `must be an integer >= ${min}` });
+
+/** A time limit: a number of ms > 0 that a timer can hold. */
+const timeLimit = (): z.ZodNumber =>
+  z
+    .number({ error: `must be a number of ms > 0 and <= ${2 ** 31 - 1}` })
+    .positive({ error: `must be a number of ms > 0 and <= ${2 ** 31 - 1}` })
+    .max(2 ** 31 - 1, { error: `must be a number of ms > 0 and <= ${2 ** 31 - 1}` });
+
+/** The prompt of a run: a string with something besides whitespace. */
+export const PROMPT = z.string({ error: 'must be a non-empty string' }).refine((prompt) => prompt.trim() !== '', { error: 'must not be empty (nor only whitespace)' });
+
+/**
+ * The process options a fleet caller may choose of a run (and every run takes): where it works
+ * (a request the worker may refuse) and its time limits.
+ */
+export const CALLER_PROCESS_OPTIONS = {
+  cwd: text().optional(),
+  timeoutMs: timeLimit().optional(),
+  idleTimeoutMs: timeLimit().optional(),
+};
+
+/**
+ * The process options only a host sets (`processLines` checks each precisely at call time): here
+ * only so that a strict schema knows them.
+ */
+export const HOST_PROCESS_OPTIONS = {
+  env: z.unknown().optional(),
+  interrupt: z.unknown().optional(),
+  gracePeriodMs: z.unknown().optional(),
+  killTimeoutMs: z.unknown().optional(),
+  maxLineBytes: z.unknown().optional(),
+  lineEncoding: z.unknown().optional(),
+  stderrTailBytes: z.unknown().optional(),
+  onStopped: z.unknown().optional(),
+};
+
+/**
+ * Checks `options` against `schema` at call time: a programmer error throws a `TypeError` that
+ * names the option and what it must be (`agent-rx: thinking must be one of off, …; got "max"`), or
+ * an option `what` (`a pi run`) does not have.
+ */
+export function checkOptions(what: string, schema: z.ZodType, options: unknown): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new TypeError(`agent-rx: ${what} needs an options object`);
+  const parsed = schema.safeParse(options, { reportInput: true });
+  if (parsed.success) return;
+  throw new TypeError(`agent-rx: ${describeIssue(parsed.error.issues[0], what)}`);
+}
+
+/** One refusal of a schema, in words; `what` has the options (`a pi run`). */
+export function describeIssue(issue: z.core.$ZodIssue | undefined, what = 'this'): string {
+  if (issue === undefined) return 'invalid options';
+  if (issue.code === 'unrecognized_keys') return `${what} has no option${issue.keys.length === 1 ? '' : 's'} ${issue.keys.map((key) => JSON.stringify(key)).join(', ')}`;
+  const path = issue.path.map(String).join('.');
+  const got = 'input' in issue ? `; got ${shown(issue.input)}` : '';
+  return `${path === '' ? '' : `${path} `}${issue.message}${got}`;
+}
+
+function shown(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'function') return 'a function';
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 80 ? `${json.slice(0, 79)}…` : json;
+  } catch {
+    return 'a value that is not JSON';
+  }
+}
