@@ -3,7 +3,7 @@ import { Observable } from 'rxjs';
 import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
-import { describe } from '../process/process-table.js';
+import { errorMessage } from '../process/error-message.js';
 
 /**
  * A recorded agent stdout file as the items `processLines` would emit for it: its lines, framed
@@ -39,7 +39,7 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
       exit(null);
     });
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      exit({ stage: 'input', code: error.code ?? 'EREPLAY', message: describe(error) });
+      exit({ stage: 'input', code: error.code ?? 'EREPLAY', message: errorMessage(error) });
     });
     return () => {
       stream.destroy();

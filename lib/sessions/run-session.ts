@@ -9,7 +9,8 @@ import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
 import { startProcessRun, type ProcessRun } from '../process/process-run.js';
-import { describe, startTimeNow } from '../process/process-table.js';
+import { errorMessage } from '../process/error-message.js';
+import { startTimeNow } from '../process/proc-stat.js';
 import type { RunOverlay } from '../sources/overlay-run.js';
 import { setupFailure } from '../sources/setup-failure.js';
 import type { ProtocolChannel, ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
@@ -216,7 +217,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
           protocol.close?.(protocolState);
         } catch (error: unknown) {
           // The session is over: a protocol that fails to clean up is reported, never fatal.
-          process.emitWarning(`agent-rx: the ${protocol.name} protocol's close threw: ${describe(error)}`);
+          process.emitWarning(`agent-rx: the ${protocol.name} protocol's close threw: ${errorMessage(error)}`);
         }
       };
 
@@ -273,7 +274,7 @@ export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<Sess
           made = overlay.create({ ...process.env, ...resolved.env }, hostTempDir());
           env = { ...resolved.env, [overlay.env]: made.dir };
         } catch (error) {
-          items.next(setupFailure(`could not prepare ${overlay.what}: ${describe(error)}`));
+          items.next(setupFailure(`could not prepare ${overlay.what}: ${errorMessage(error)}`));
         }
       }
       if (!subscriber.closed && (overlay === undefined || made !== null)) {

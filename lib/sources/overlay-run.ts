@@ -4,7 +4,7 @@ import type { CliMessage } from '../messages.js';
 import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import type { ProcessOptions } from '../process/options.js';
-import { describe } from '../process/process-table.js';
+import { errorMessage } from '../process/error-message.js';
 import { processLines } from './process-lines.js';
 import { setupFailure } from './setup-failure.js';
 
@@ -36,7 +36,7 @@ export function runWithOverlay(
     try {
       made = overlay.create({ ...process.env, ...processOptions.env }, hostTempDir());
     } catch (error) {
-      return of(setupFailure(`could not prepare ${overlay.what}: ${describe(error)}`)).pipe(toMessages);
+      return of(setupFailure(`could not prepare ${overlay.what}: ${errorMessage(error)}`)).pipe(toMessages);
     }
     return processLines(command, args, {
       ...processOptions,
