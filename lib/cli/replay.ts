@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
+import { unstartedExit } from '../process/unstarted-exit.js';
 import { errorMessage } from '../process/error-message.js';
 
 /**
@@ -19,16 +20,12 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
     };
     const exit = (startError: StartFailure | null): void => {
       framer.end(emit);
-      subscriber.next({
-        kind: 'exit',
-        exitCode: startError === null ? 0 : null,
-        signal: null,
-        stderr: '',
-        stderrTruncatedBytes: 0,
-        startError,
-        pid: null,
-        durationMs: performance.now() - startedAt,
-      });
+      const durationMs = performance.now() - startedAt;
+      subscriber.next(
+        startError === null
+          ? { kind: 'exit', exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, startError, pid: null, durationMs }
+          : unstartedExit(startError, { durationMs }),
+      );
       subscriber.complete();
     };
     const stream = createReadStream(path);

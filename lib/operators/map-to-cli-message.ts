@@ -3,6 +3,7 @@ import type { CliMessage, TerminalFailed, TerminalMessage, Timeout } from '../me
 import type { Conclusion, MessageMapping } from './dialect.js';
 import type { StartFailure } from '../process/items.js';
 import type { AgentEvent, PipelineItem, RunExit } from './items.js';
+import { terminalFailed } from '../terminal-failed.js';
 import { firstMeaningfulLine } from './stderr-lines.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
@@ -217,19 +218,17 @@ function failure<S, E extends AgentEvent>(
   const agentError = dialect.lastError(state);
   const sessionId = dialect.sessionId(state);
   const details = dialect.failureDetails?.(state, exit) ?? {};
-  return {
-    type: 'terminal.failed',
-    reason,
-    message,
-    exitCode: exit?.exitCode ?? null,
-    signal: exit?.signal ?? null,
-    stderr: exit?.stderr ?? '',
-    stderrTruncatedBytes: exit?.stderrTruncatedBytes ?? 0,
-    invalidOutputLines: [...(exit?.invalidOutput?.lines ?? [])],
-    invalidOutputLinesOmitted: exit?.invalidOutput?.omitted ?? 0,
-    ...(agentError === undefined ? {} : { agentError }),
-    ...(details.httpStatus === undefined ? {} : { httpStatus: details.httpStatus }),
-    ...(details.retryAfterMs === undefined ? {} : { retryAfterMs: details.retryAfterMs }),
-    ...(sessionId === undefined ? {} : { sessionId }),
-  };
+  const invalid = exit?.invalidOutput;
+  return terminalFailed(reason, message, {
+    exitCode: exit?.exitCode,
+    signal: exit?.signal,
+    stderr: exit?.stderr,
+    stderrTruncatedBytes: exit?.stderrTruncatedBytes,
+    invalidOutputLines: invalid === undefined ? undefined : [...invalid.lines],
+    invalidOutputLinesOmitted: invalid?.omitted,
+    agentError,
+    httpStatus: details.httpStatus,
+    retryAfterMs: details.retryAfterMs,
+    sessionId,
+  });
 }

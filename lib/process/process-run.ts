@@ -15,6 +15,7 @@ import { spawnPacer } from './spawn-pacer.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
 import { startTimeLimits, type TimeLimits } from './time-limits.js';
+import { unstartedExit } from './unstarted-exit.js';
 
 /** Who hears a run: its output frames, then one exit item. */
 export interface RunListener {
@@ -252,17 +253,7 @@ class Run implements TrackedRun, ProcessRun {
     this.#listener = null;
     // Over before it began: a later stop (the teardown that follows the exit item) finds nothing to do.
     this.#machine = { phase: 'stopped', request, rootExited: true, exitedGracefully: false };
-    listener?.exit({
-      kind: 'exit',
-      exitCode: null,
-      signal: null,
-      stderr: '',
-      stderrTruncatedBytes: 0,
-      startError,
-      pid: null,
-      durationMs: 0,
-      ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
-    });
+    listener?.exit(unstartedExit(startError, { stoppedBy: request === null || request.kind === 'unsubscribe' ? undefined : request }));
     untrack(this);
     this.#settle();
     this.#reportStop({

@@ -11,8 +11,8 @@ import { resolveProcessOptions, type ProcessOptions } from '../process/options.j
 import { startProcessRun, type ProcessRun } from '../process/process-run.js';
 import { errorMessage } from '../process/error-message.js';
 import { startTimeNow } from '../process/proc-stat.js';
+import { setupFailure } from '../process/unstarted-exit.js';
 import type { RunOverlay } from '../sources/overlay-run.js';
-import { setupFailure } from '../sources/setup-failure.js';
 import type { ProtocolChannel, ProtocolOutput, ProtocolReaction, SessionProtocol } from './protocol.js';
 import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
 import { StdinChannel } from './stdin-channel.js';

@@ -5,8 +5,8 @@ import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import type { ProcessOptions } from '../process/options.js';
 import { errorMessage } from '../process/error-message.js';
+import { setupFailure } from '../process/unstarted-exit.js';
 import { processLines } from './process-lines.js';
-import { setupFailure } from './setup-failure.js';
 
 /** A configuration overlay a run is pointed at through one environment variable. */
 export interface RunOverlay {
