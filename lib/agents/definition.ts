@@ -1,3 +1,4 @@
+import type { RunOverlay, SettingsOverlay } from '../process/overlay.js';
 import type * as z from 'zod';
 import type { MonoTypeOperatorFunction } from 'rxjs';
 import type { CliMessage } from '../messages.js';
@@ -83,6 +84,7 @@ export interface AgentOptionSchemas {
  * How a run starts: a process ({@link ProcessRunInvocation}), or a one-prompt session
  * ({@link SessionRunInvocation}: Codex's app-server transport).
  */
+export type { RunOverlay, SettingsOverlay };
 export type RunInvocation<Setup = never, SessionOptions = never> = ProcessRunInvocation<Setup> | SessionRunInvocation<SessionOptions>;
 
 /** A run that is one process: its program, arguments and process options, and what must be made first. */
@@ -176,20 +178,3 @@ export interface AgentSetup<Setup> {
   messages?(setup: Setup, env: Readonly<Record<string, string | undefined>>): MonoTypeOperatorFunction<CliMessage> | undefined;
 }
 
-/** A configuration overlay a run is pointed at through one environment variable. */
-export interface RunOverlay {
-  /** Makes the overlay in `parent` (the host's temporary folder), from the run's environment; may throw. */
-  create(env: Readonly<Record<string, string | undefined>>, parent: string): SettingsOverlay;
-  /** The variable that points the agent at it. */
-  readonly env: string;
-  /** What it is for, for the setup failure's message: `pi's settings without retries`. */
-  readonly what: string;
-}
-
-/** A configuration overlay made for one run: a folder of its own, removed after the run. */
-export interface SettingsOverlay {
-  /** The directory to point the agent at (its configuration directory, or the home that holds it). */
-  readonly dir: string;
-  /** Removes the overlay (never the real configuration). Idempotent, never throws. */
-  remove(): void;
-}

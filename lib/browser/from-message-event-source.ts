@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type * as z from 'zod';
 import { isTerminal, type InvalidOutputLine, type SessionMessage, type TerminalFailed } from '../messages.js';
+import { terminalFailed } from '../terminal-failed.js';
 import { EVENT_SOURCE_CLOSED, EVENT_SOURCE_CONNECTING, EVENT_SOURCE_OPEN, type EventLike, type EventSourceConstructor, type EventSourceLike } from './event-source-like.js';
 import { MAX_INVALID_MESSAGES, readMessage } from './read-message.js';
 
@@ -143,15 +144,6 @@ function streamFailure(what: string, noun: string, invalid: readonly InvalidOutp
   const count = invalid.length + omitted;
   const first = invalid[0];
   const example = first === undefined ? '' : ` (message ${first.lineNumber}: ${first.reason}, ${first.detail})`;
-  return {
-    type: 'terminal.failed',
-    reason: count > 0 ? 'invalid-output' : 'missing-terminal',
-    message: count > 0 ? `${what}; ${count} message(s) were not ${noun}s${example}` : what,
-    exitCode: null,
-    signal: null,
-    stderr: '',
-    stderrTruncatedBytes: 0,
-    invalidOutputLines: [...invalid],
-    invalidOutputLinesOmitted: omitted,
-  };
+  if (count === 0) return terminalFailed('missing-terminal', what);
+  return terminalFailed('invalid-output', `${what}; ${count} message(s) were not ${noun}s${example}`, { invalidOutputLines: [...invalid], invalidOutputLinesOmitted: omitted });
 }

@@ -3,7 +3,8 @@ import { Observable } from 'rxjs';
 import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
-import { describe } from '../process/process-table.js';
+import { unstartedExit } from '../process/unstarted-exit.js';
+import { errorMessage } from '../process/error-message.js';
 
 /**
  * A recorded agent stdout file as the items `processLines` would emit for it: its lines, framed
@@ -19,16 +20,12 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
     };
     const exit = (startError: StartFailure | null): void => {
       framer.end(emit);
-      subscriber.next({
-        kind: 'exit',
-        exitCode: startError === null ? 0 : null,
-        signal: null,
-        stderr: '',
-        stderrTruncatedBytes: 0,
-        startError,
-        pid: null,
-        durationMs: performance.now() - startedAt,
-      });
+      const durationMs = performance.now() - startedAt;
+      subscriber.next(
+        startError === null
+          ? { kind: 'exit', exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, startError, pid: null, durationMs }
+          : unstartedExit(startError, { durationMs }),
+      );
       subscriber.complete();
     };
     const stream = createReadStream(path);
@@ -39,7 +36,7 @@ export function replayFile(path: string, maxLineBytes = 32 * 1024 * 1024): Obser
       exit(null);
     });
     stream.on('error', (error: NodeJS.ErrnoException) => {
-      exit({ stage: 'input', code: error.code ?? 'EREPLAY', message: describe(error) });
+      exit({ stage: 'input', code: error.code ?? 'EREPLAY', message: errorMessage(error) });
     });
     return () => {
       stream.destroy();

@@ -1,4 +1,5 @@
 import type { TerminalFailed } from '../messages.js';
+import { terminalFailed } from '../terminal-failed.js';
 
 /**
  * A `terminal.failed` the fleet gives: `lost`, or another reason. (No BullMQ here: the CLI uses it before loading the fleet.)
@@ -7,5 +8,5 @@ import type { TerminalFailed } from '../messages.js';
  * const failed: TerminalFailed = fleetFailure('lost', 'the worker stopped beating');
  */
 export function fleetFailure(reason: 'lost' | 'aborted' | 'setup' | 'stopped', message: string): TerminalFailed {
-  return { type: 'terminal.failed', reason, message, exitCode: null, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0 };
+  return terminalFailed(reason, message);
 }

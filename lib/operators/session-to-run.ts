@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { CliMessage, SessionMessage, TerminalFailed, TerminalMessage, TurnCompleted, TurnFailed } from '../messages.js';
+import type { CliMessage, SessionMessage, TerminalMessage, TurnCompleted, TurnFailed } from '../messages.js';
+import { terminalFailed } from '../terminal-failed.js';
 
 /**
  * Reads a one-prompt session as a run: the session's turn and input messages are left out, and
@@ -69,10 +70,8 @@ function runTerminal(session: TerminalMessage, turn: TurnCompleted | TurnFailed 
       ...sessionId,
     };
   }
-  const exit: Omit<TerminalFailed, 'type' | 'reason' | 'message'> =
-    session.type === 'terminal.failed'
-      ? session
-      : { exitCode: 0, signal: null, stderr: '', stderrTruncatedBytes: 0, invalidOutputLines: [], invalidOutputLinesOmitted: 0, ...sessionId };
-  const { type: _type, turn: _turn, ...failure } = turn;
-  return { ...exit, type: 'terminal.failed', ...failure };
+  const { type: _type, turn: _turn, reason, message, ...said } = turn;
+  // The session's evidence where it failed too; else a process that ended cleanly (exit code 0).
+  if (session.type === 'terminal.failed') return { ...session, reason, message, ...said };
+  return terminalFailed(reason, message, { exitCode: 0, ...sessionId, ...said });
 }

@@ -2,7 +2,8 @@ import type { Subscription } from 'rxjs';
 import { isObservable } from 'rxjs';
 import type { ProcessExit, StartFailure } from './items.js';
 import type { ResolvedProcessOptions, StopReport } from './options.js';
-import { describe, type ProcessEntry } from './process-table.js';
+import { errorMessage } from './error-message.js';
+import type { ProcessEntry } from './process-entry.js';
 import { track, trackGroup, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
@@ -14,6 +15,7 @@ import { spawnPacer } from './spawn-pacer.js';
 import { feedStdin } from './stdin-feed.js';
 import { INITIAL_STOP_STATE, transition, type StopEffect, type StopInput, type StopRequest, type StopState } from './stop-machine.js';
 import { startTimeLimits, type TimeLimits } from './time-limits.js';
+import { unstartedExit } from './unstarted-exit.js';
 
 /** Who hears a run: its output frames, then one exit item. */
 export interface RunListener {
@@ -99,7 +101,7 @@ class Run implements TrackedRun, ProcessRun {
       }
     } catch (error) {
       // execa reports a failed spawn through its result; anything thrown here is unexpected, and still ends the run in-band.
-      this.#endUnstarted(null, { stage: 'spawn', code: 'EUNEXPECTED', message: describe(error) });
+      this.#endUnstarted(null, { stage: 'spawn', code: 'EUNEXPECTED', message: errorMessage(error) });
       return;
     }
     this.#limits = startTimeLimits(options, (cause) => {
@@ -130,7 +132,7 @@ class Run implements TrackedRun, ProcessRun {
     const tree = this.#tree;
     if (tree === null || this.#machine.rootExited) return Promise.resolve({ killed: [], confirmed: true });
     return tree.killDescendants(this.#options.killTimeoutMs, bornSince).catch((error: unknown) => {
-      this.#errors.push(`killing the descendants: ${describe(error)}`);
+      this.#errors.push(`killing the descendants: ${errorMessage(error)}`);
       return { killed: [], confirmed: false };
     });
   }
@@ -189,7 +191,7 @@ class Run implements TrackedRun, ProcessRun {
             this.#dispatch({ type: 'treeRecorded' });
           },
           (error: unknown) => {
-            this.#errors.push(`recording the tree: ${describe(error)}`);
+            this.#errors.push(`recording the tree: ${errorMessage(error)}`);
             this.#dispatch({ type: 'treeRecorded' });
           },
         );
@@ -217,7 +219,7 @@ class Run implements TrackedRun, ProcessRun {
             this.#dispatch({ type: confirmed ? 'confirmed' : 'confirmTimeout' });
           },
           (error: unknown) => {
-            this.#errors.push(`killing the tree: ${describe(error)}`);
+            this.#errors.push(`killing the tree: ${errorMessage(error)}`);
             this.#dispatch({ type: 'confirmTimeout' });
           },
         );
@@ -235,7 +237,7 @@ class Run implements TrackedRun, ProcessRun {
       try {
         pipe.write(stdin);
       } catch (error) {
-        this.#errors.push(`interrupt through stdin: ${describe(error)}`);
+        this.#errors.push(`interrupt through stdin: ${errorMessage(error)}`);
       }
     }
     const pid = this.groupId;
@@ -251,17 +253,7 @@ class Run implements TrackedRun, ProcessRun {
     this.#listener = null;
     // Over before it began: a later stop (the teardown that follows the exit item) finds nothing to do.
     this.#machine = { phase: 'stopped', request, rootExited: true, exitedGracefully: false };
-    listener?.exit({
-      kind: 'exit',
-      exitCode: null,
-      signal: null,
-      stderr: '',
-      stderrTruncatedBytes: 0,
-      startError,
-      pid: null,
-      durationMs: 0,
-      ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
-    });
+    listener?.exit(unstartedExit(startError, { stoppedBy: request === null || request.kind === 'unsubscribe' ? undefined : request }));
     untrack(this);
     this.#settle();
     this.#reportStop({
@@ -302,7 +294,7 @@ class Run implements TrackedRun, ProcessRun {
       this.#options.onStopped?.(report);
     } catch (error) {
       // The stream is over (or nobody listens): a throwing observer of the report is reported, never fatal.
-      process.emitWarning(`agent-rx: onStopped threw: ${describe(error)}`);
+      process.emitWarning(`agent-rx: onStopped threw: ${errorMessage(error)}`);
     }
   }
 }

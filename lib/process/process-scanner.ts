@@ -1,4 +1,10 @@
-import { bornAfter, describe, hasProc, nextTurn, Pace, procFiles, readPsTable, statOf, type ProcessEntry, type ProcFiles, type RunRoot } from './process-table.js';
+import { errorMessage } from './error-message.js';
+import { nextTurn, Pace } from './pace.js';
+import type { ProcessEntry } from './process-entry.js';
+import { hasProc, procFiles, type ProcFiles } from './proc-files.js';
+import { bornAfter, statOf } from './proc-stat.js';
+import { readPsTable } from './ps-table.js';
+import type { RunRoot } from './run-members.js';
 import { hostToken } from './run-marker.js';
 
 /** A row of a shared scan: `marked` is unset; `tokens` are the run tokens of this host in its environment. */
@@ -118,7 +124,7 @@ export class ProcessScanner {
     try {
       pids = files.pids();
     } catch (error) {
-      return { entries: [], error: `cannot list /proc: ${describe(error)}` };
+      return { entries: [], error: `cannot list /proc: ${errorMessage(error)}` };
     }
     this.#generation += 1;
     const scan = this.#generation;

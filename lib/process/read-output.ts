@@ -1,6 +1,6 @@
 import type { ProcessExit, ProcessStderrLine } from './items.js';
 import { LineFramer, type Frame } from './line-framer.js';
-import { describe } from './process-table.js';
+import { errorMessage } from './error-message.js';
 import { spawnFailure, type Subprocess } from './spawn.js';
 import { StderrTail } from './stderr-tail.js';
 
@@ -56,7 +56,7 @@ export function readOutput(
     if (stderrFramer !== null && sink.listening()) stderrFramer.push(chunk, emitStderr);
   });
   const record = (error: unknown): void => {
-    sink.error(describe(error));
+    sink.error(errorMessage(error));
   };
   subprocess.stdin?.on('error', record);
   subprocess.stdout.on('error', record);
@@ -81,7 +81,7 @@ export function readOutput(
       // reject: false makes this unreachable in practice; still, the stream must end with an exit.
       sink.rootExited();
       record(error);
-      end({ exitCode: null, signal: null, startError: { stage: 'spawn', code: 'EUNEXPECTED', message: describe(error) } });
+      end({ exitCode: null, signal: null, startError: { stage: 'spawn', code: 'EUNEXPECTED', message: errorMessage(error) } });
     },
   );
 }

@@ -1,7 +1,9 @@
 import { installHostExitHooks, removeHostExitHooks } from './host-exit.js';
 import { removeHostTempDir } from './host-temp.js';
 import { ensureKeeper, keeperGroup } from './keeper.js';
-import { readProcessTableSync, readStatSync, type ProcessEntry } from './process-table.js';
+import type { ProcessEntry } from './process-entry.js';
+import { readStatSync } from './proc-stat.js';
+import { readProcessTableSync } from './process-table.js';
 import { hostToken } from './run-marker.js';
 import { sendSignal, signalGroup } from './signals.js';
 import type { StopRequest } from './stop-machine.js';

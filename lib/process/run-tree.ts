@@ -1,5 +1,8 @@
 import { readDescendants, sharedScanner, type ProcessScanner, type ScannedEntry } from './process-scanner.js';
-import { bornAfter, hasProc, procFiles, readStat, runMembers, sinceOf, statOf, type ProcessEntry, type ProcFiles, type RunRoot } from './process-table.js';
+import type { ProcessEntry } from './process-entry.js';
+import { hasProc, procFiles, type ProcFiles } from './proc-files.js';
+import { bornAfter, readStat, sinceOf, statOf } from './proc-stat.js';
+import { runMembers, type RunRoot } from './run-members.js';
 import { sendSignal, signalGroup } from './signals.js';
 
 /** How often confirmation looks for survivors. */

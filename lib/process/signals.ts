@@ -1,4 +1,4 @@
-import { describe } from './process-table.js';
+import { errorMessage } from './error-message.js';
 
 /**
  * Every signal this library sends goes through this module: in the host with `sendSignal` and
@@ -11,7 +11,7 @@ export function sendSignal(pid: number, signal: NodeJS.Signals | 0): string | nu
     process.kill(pid, signal);
     return null;
   } catch (error) {
-    return `kill ${signal} ${pid}: ${describe(error)}`;
+    return `kill ${signal} ${pid}: ${errorMessage(error)}`;
   }
 }
 

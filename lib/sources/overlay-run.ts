@@ -1,21 +1,16 @@
 import { defer, of, type Observable, type OperatorFunction } from 'rxjs';
-import type { RunOverlay, SettingsOverlay } from '../agents/definition.js';
 import type { CliMessage } from '../messages.js';
-import { hostTempDir } from '../process/host-temp.js';
 import type { ProcessItem } from '../process/items.js';
 import type { ProcessOptions } from '../process/options.js';
-import { describe } from '../process/process-table.js';
+import { makeOverlay, type RunOverlay } from '../process/overlay.js';
+import { setupFailure } from '../process/unstarted-exit.js';
 import { processLines } from './process-lines.js';
-import { setupFailure } from './setup-failure.js';
-
-export type { RunOverlay };
-
 
 /**
  * A run whose process gets a configuration overlay of its own, one per subscription, in the host's
- * temporary folder: removed once the run's processes are gone, and with that folder at host exit
- * (by the keeper if the host is killed without warning). An overlay that cannot be made is a
- * `setup` failure in the stream.
+ * temporary folder (`makeOverlay`, as a session's): removed once the run's processes are gone, and
+ * with that folder at host exit (by the keeper if the host is killed without warning). An overlay
+ * that cannot be made is a `setup` failure in the stream.
  */
 export function runWithOverlay(
   command: string,
@@ -25,15 +20,11 @@ export function runWithOverlay(
   toMessages: OperatorFunction<ProcessItem, CliMessage>,
 ): Observable<CliMessage> {
   return defer(() => {
-    let made: SettingsOverlay;
-    try {
-      made = overlay.create({ ...process.env, ...processOptions.env }, hostTempDir());
-    } catch (error) {
-      return of(setupFailure(`could not prepare ${overlay.what}: ${describe(error)}`)).pipe(toMessages);
-    }
+    const made = makeOverlay(overlay, processOptions.env);
+    if (!made.ok) return of(setupFailure(made.problem)).pipe(toMessages);
     return processLines(command, args, {
       ...processOptions,
-      env: { ...processOptions.env, [overlay.env]: made.dir },
+      env: made.env,
       onStopped: (report) => {
         made.remove();
         processOptions.onStopped?.(report);

@@ -1,7 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { parsePs, parseStat, readProcessTable, readProcessTableSync, readPsTable, runMembers, type ProcessEntry } from '../../lib/process/process-table.js';
+import type { ProcessEntry } from '../../lib/process/process-entry.js';
+import { parseStat } from '../../lib/process/proc-stat.js';
+import { readProcessTable, readProcessTableSync } from '../../lib/process/process-table.js';
+import { parsePs, readPsTable } from '../../lib/process/ps-table.js';
+import { runMembers } from '../../lib/process/run-members.js';
 
 const entry = (pid: number, ppid: number, pgid: number, extra: Partial<ProcessEntry> = {}): ProcessEntry => ({
   pid,

@@ -97,7 +97,7 @@ describe('agent-rx/browser', () => {
     expect(nodeImports(result.metafile)).toEqual([]);
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs).toContain('lib/browser/from-agent-event-source.ts');
-    // Outside lib/browser: the messages, the retry and collecting operators with what they need, nothing else.
+    // Outside lib/browser: the messages and their failure builder, the retry and collecting operators with what they need, nothing else.
     expect(inputs.filter((input) => input.startsWith('lib/') && !input.startsWith('lib/browser')).sort()).toEqual([
       'lib/messages.ts',
       'lib/operators/answer-text.ts',
@@ -106,6 +106,7 @@ describe('agent-rx/browser', () => {
       'lib/operators/retry-agent-run.ts',
       'lib/operators/session-to-run.ts',
       'lib/operators/validate.ts',
+      'lib/terminal-failed.ts',
     ]);
     // Nothing of the process layer, the agents or the sources comes along.
     expect(inputs.filter((input) => /^lib\/(process|agents|sources)\//.test(input))).toEqual([]);
