@@ -4,6 +4,7 @@ import { Observable } from 'rxjs';
 import { CliMessageSchema, isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
 import { describeConnection } from './connection.js';
 import { fleetFailure } from './failure.js';
+import { guardOnError, type ErrorReport } from './on-error.js';
 import { Queue, type Redis } from './peers.js';
 import { RedisWatch } from './redis-watch.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
@@ -26,7 +27,11 @@ export interface RunDispatcherOptions extends FleetOptions {
   readonly startTimeoutMs?: number;
   /** How long one read waits for new entries. Default 250. */
   readonly blockMs?: number;
-  /** Told what went wrong talking to Redis (the dispatcher goes on, and decides `lost` itself). */
+  /**
+   * Told what went wrong talking to Redis (the dispatcher goes on, and decides `lost` itself). A
+   * throw from it is swallowed, never an uncaught exception; the first one is told once on
+   * `process.emitWarning`.
+   */
   readonly onError?: (error: Error) => void;
 }
 
@@ -139,7 +144,7 @@ class Dispatcher implements RunDispatcher {
   readonly #lostAfterMs: number;
   readonly #startTimeoutMs: number | undefined;
   readonly #blockMs: number;
-  readonly #onError: (error: Error) => void;
+  readonly #report: ErrorReport;
   /** Whether Redis ever answered, and why it does not now. */
   readonly #watch: RedisWatch;
   readonly #startedAt = performance.now();
@@ -153,25 +158,25 @@ class Dispatcher implements RunDispatcher {
   readonly #loop: Promise<void>;
 
   constructor(options: RunDispatcherOptions) {
+    this.#report = guardOnError(options.onError, 'createRunDispatcher');
     this.#prefix = options.prefix ?? 'agentrx';
     this.#queueName = options.queue ?? 'agent-rx';
     this.#lostAfterMs = options.lostAfterMs ?? 10_000;
     this.#startTimeoutMs = options.startTimeoutMs;
     this.#blockMs = options.blockMs ?? 250;
-    this.#onError = options.onError ?? (() => undefined);
     const connection = redisOptions(options.connection);
     this.#queue = new Queue(this.#queueName, { connection: { ...connection, maxRetriesPerRequest: 1 } as ConnectionOptions });
-    this.#queue.on('error', this.#onError);
-    this.#redis = fleetRedis(connection, this.#onError);
+    this.#queue.on('error', this.#report);
+    this.#redis = fleetRedis(connection, this.#report);
     this.#watch = new RedisWatch(describeConnection(connection), this.#redis);
-    this.#reader = fleetRedis(connection, this.#onError);
+    this.#reader = fleetRedis(connection, this.#report);
     this.#reader.on('ready', () => {
       this.#reader.client('ID').then(
         (id) => {
           this.#readerId = id;
         },
         (error: unknown) => {
-          this.#onError(asError(error));
+          this.#report(error);
         },
       );
     });
@@ -216,7 +221,7 @@ class Dispatcher implements RunDispatcher {
         if (!ended) {
           ended = true;
           const cancelling = this.cancel(runId).catch((error: unknown) => {
-            this.#onError(asError(error));
+            this.#report(error);
           });
           // `close` waits for it: the cancel must reach Redis before the connections go.
           this.#cancelling.add(cancelling);
@@ -356,7 +361,7 @@ class Dispatcher implements RunDispatcher {
         await this.#check();
       } catch (error) {
         if (this.#isClosed()) return;
-        this.#onError(asError(error));
+        this.#report(error);
         if (performance.now() - this.#lastOk >= this.#lostAfterMs) {
           const terminal = this.#watch.everReady ? this.#unreachableFor(asError(error)) : this.#watch.unreachable(asError(error));
           for (const follower of [...this.#followers]) {

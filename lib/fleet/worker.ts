@@ -11,6 +11,7 @@ import type { StopReport } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
 import { workerFolderOnly } from './cwd.js';
 import { fleetFailure } from './failure.js';
+import { guardOnError, type ErrorReport } from './on-error.js';
 import { UnrecoverableError, Worker, type Redis } from './peers.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
@@ -53,7 +54,11 @@ export interface ServeRunsOptions extends FleetOptions {
   readonly lockDurationMs?: number;
   /** BullMQ's stalled-job check interval (ms). Default 30000. */
   readonly stalledIntervalMs?: number;
-  /** Told what went wrong talking to Redis; the worker goes on (and fences its runs when it must). */
+  /**
+   * Told what went wrong talking to Redis; the worker goes on (and fences its runs when it must).
+   * A throw from it is swallowed, never an uncaught exception; the first one is told once on
+   * `process.emitWarning`.
+   */
   readonly onError?: (error: Error) => void;
   /** Told of each run taken, refused and ended here: for logs and metrics. A throwing callback is reported, never fatal. */
   readonly onRunEvent?: (event: WorkerRunEvent) => void;
@@ -146,7 +151,7 @@ class RunWorker implements RunServer {
   readonly #active = new Map<string, ActiveRun>();
   readonly #heartbeatMs: number;
   readonly #heartbeatTtlMs: number;
-  readonly #onError: (error: Error) => void;
+  readonly #report: ErrorReport;
   #worker: Worker | null = null;
   #closing: Promise<void> | null = null;
   #drainEndsAt: number | null = null;
@@ -162,16 +167,16 @@ class RunWorker implements RunServer {
 
   constructor(options: ServeRunsOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new TypeError(`agent-rx: concurrency must be an integer >= 1; got ${String(options.concurrency)}`);
+    this.#report = guardOnError(options.onError, 'serveRuns');
     this.#options = options;
     this.workerName = options.workerName ?? `${hostname()}-${String(process.pid)}`;
     this.#prefix = options.prefix ?? 'agentrx';
     this.#queue = options.queue ?? 'agent-rx';
     this.#heartbeatMs = options.heartbeatMs ?? 1000;
     this.#heartbeatTtlMs = options.heartbeatTtlMs ?? 3000;
-    this.#onError = options.onError ?? (() => undefined);
     const connection = redisOptions(options.connection);
-    this.#redis = fleetRedis(connection, this.#onError);
-    this.#subscriber = fleetRedis(connection, this.#onError, { maxRetriesPerRequest: null, enableReadyCheck: false });
+    this.#redis = fleetRedis(connection, this.#report);
+    this.#subscriber = fleetRedis(connection, this.#report, { maxRetriesPerRequest: null, enableReadyCheck: false });
     this.#subscriber.on('message', (_channel: string, runId: string) => {
       this.#active.get(runId)?.stop('cancel');
     });
@@ -187,7 +192,7 @@ class RunWorker implements RunServer {
     await sweepMarked(WORKER_ENV, this.workerName);
     // Waits for Redis as long as it takes (a worker may start before its Redis), unless closed.
     const subscribed = this.#subscriber.subscribe(cancelChannel(this.#prefix, this.#queue)).catch((error: unknown) => {
-      this.#onError(asError(error));
+      this.#report(error);
     });
     await Promise.race([subscribed, aborted(this.#closed.signal)]);
     if (this.#closed.signal.aborted) return;
@@ -199,7 +204,7 @@ class RunWorker implements RunServer {
       lockDuration: this.#options.lockDurationMs ?? 30_000,
       stalledInterval: this.#options.stalledIntervalMs ?? 30_000,
     });
-    worker.on('error', this.#onError);
+    worker.on('error', this.#report);
     // A run whose lock is lost may be taken for stalled: it stops here rather than run unguarded.
     worker.on('lockRenewalFailed', (ids: string[]) => {
       for (const id of ids) this.#active.get(id)?.stop('lock');
@@ -304,7 +309,7 @@ class RunWorker implements RunServer {
           else if (answer === 'forgotten') stop('forgotten');
         },
         (error: unknown) => {
-          this.#onError(asError(error));
+          this.#report(error);
         },
       );
     }, this.#heartbeatMs);
@@ -365,7 +370,7 @@ class RunWorker implements RunServer {
     try {
       this.#options.onRunEvent?.(event);
     } catch (error) {
-      this.#onError(asError(error));
+      this.#report(error);
     }
   }
 
@@ -379,7 +384,7 @@ class RunWorker implements RunServer {
     try {
       return (await append(this.#redis, keys, message, terminal)) !== null;
     } catch (error) {
-      this.#onError(asError(error));
+      this.#report(error);
       return true;
     }
   }
@@ -405,7 +410,7 @@ class RunWorker implements RunServer {
     this.#closed.abort();
     // Takes no new runs (a job BullMQ fetched already is refused in #runJob); its locks are still renewed.
     this.#worker?.pause(true).catch((error: unknown) => {
-      this.#onError(asError(error));
+      this.#report(error);
     });
     // Every run taken has ended, by itself or stopped when the drain ran out, its processes gone.
     await this.#runsOver();
@@ -419,7 +424,7 @@ class RunWorker implements RunServer {
       await within(
         GOODBYE_MS,
         worker.close(true).catch((error: unknown) => {
-          this.#onError(asError(error));
+          this.#report(error);
         }),
       );
     }
