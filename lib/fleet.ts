@@ -8,7 +8,8 @@
  */
 
 // Caller side
-export { createRunDispatcher, fleetFailure, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+export { createRunDispatcher, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+export { fleetFailure } from './fleet/failure.js';
 
 // Worker side
 export { serveRuns, WORKER_ENV, type RunServer, type ServeRunsOptions, type StopWhy, type WorkerAgents, type WorkerRunEvent } from './fleet/worker.js';
