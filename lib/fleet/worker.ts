@@ -15,6 +15,7 @@ import { guardOnError, type ErrorReport } from './on-error.js';
 import { UnrecoverableError, Worker, type Redis } from './peers.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
+import { throttleToolUpdates } from './throttle-tool-updates.js';
 import { aborted, within } from './waits.js';
 
 /** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
@@ -265,13 +266,9 @@ class RunWorker implements RunServer {
     let stopped: StopWhy | null = null;
     let processesGone = false;
     let lastBeat = performance.now();
-    const pending = new ToolUpdates((message) => {
-      write(message);
-    });
     const finish = (): void => {
       if (!over || !processesGone) return;
       clearInterval(beat);
-      pending.clear();
       this.#active.delete(runId);
       this.#tell({ type: 'ended', runId, stopped });
       done();
@@ -288,7 +285,6 @@ class RunWorker implements RunServer {
       stopped = why;
       over = true;
       subscription?.unsubscribe();
-      pending.clear();
       const terminal = stopTerminal(why, this.workerName);
       if (terminal !== null) this.#append(keys, terminal, true);
       if (subscription === null) processesGone = true;
@@ -331,14 +327,9 @@ class RunWorker implements RunServer {
       finish();
       return;
     }
-    subscription = source.subscribe({
+    subscription = source.pipe(throttleToolUpdates()).subscribe({
       next: (message) => {
         if (over) return;
-        if (message.type === 'tool.update') {
-          pending.hold(message);
-          return;
-        }
-        pending.flush();
         if (isTerminal(message)) over = true;
         write(message);
       },
@@ -477,41 +468,6 @@ function stopTerminal(why: StopWhy, worker: string): TerminalFailed | null {
       return fleetFailure('lost', `Redis lost the run's state while the worker ${worker} ran it (restarted without its data?)`);
     case 'ended':
       return null;
-  }
-}
-
-/**
- * `tool.update`s held back, the latest per call, at most four a second: each carries the whole
- * output so far, and every stream entry is kept. Any other message writes the held ones first.
- */
-class ToolUpdates {
-  readonly #write: (message: CliMessage) => void;
-  readonly #held = new Map<string, CliMessage>();
-  #timer: NodeJS.Timeout | null = null;
-
-  constructor(write: (message: CliMessage) => void) {
-    this.#write = write;
-  }
-
-  hold(message: Extract<CliMessage, { type: 'tool.update' }>): void {
-    this.#held.set(message.toolCallId, message);
-    this.#timer ??= setTimeout(() => {
-      this.flush();
-    }, 250);
-  }
-
-  flush(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    const held = [...this.#held.values()];
-    this.#held.clear();
-    for (const message of held) this.#write(message);
-  }
-
-  clear(): void {
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#held.clear();
   }
 }
 
