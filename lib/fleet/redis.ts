@@ -130,3 +130,15 @@ export function append(redis: FleetRedis, keys: RunKeys, message: unknown, termi
   return redis.agentRxAppend(keys.stream, keys.end, JSON.stringify(message), terminal ? '1' : '0', ENDED_TTL_SECONDS, STREAM_MAX_ENTRIES, RUN_TTL_SECONDS);
 }
 
+/**
+ * Appends through the gate, for a worker: `false` when the stream is closed (someone else ended the
+ * run), `true` when appended or when Redis failed (reported: the heartbeat decides then).
+ */
+export async function appendOrReport(redis: FleetRedis, report: ErrorReport, keys: RunKeys, message: unknown, terminal: boolean): Promise<boolean> {
+  try {
+    return (await append(redis, keys, message, terminal)) !== null;
+  } catch (error) {
+    report(error);
+    return true;
+  }
+}
