@@ -8,10 +8,13 @@
  */
 
 // Caller side
-export { createRunDispatcher, fleetFailure, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+export { createRunDispatcher, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+export { fleetFailure } from './fleet/failure.js';
 
 // Worker side
-export { serveRuns, WORKER_ENV, type RunServer, type ServeRunsOptions, type StopWhy, type WorkerAgents, type WorkerRunEvent } from './fleet/worker.js';
+export { serveRuns, type RunServer, type ServeRunsOptions, type WorkerRunEvent } from './fleet/worker.js';
+export { WORKER_ENV, type WorkerAgents } from './fleet/worker-agents.js';
+export type { StopWhy } from './fleet/stop-why.js';
 
 // Where a worker's runs may work
 export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';

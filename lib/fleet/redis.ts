@@ -1,5 +1,6 @@
 import type { RedisOptions } from 'ioredis';
 import { redisOptions, type FleetConnection } from './connection.js';
+import type { ErrorReport } from './on-error.js';
 import { Redis } from './peers.js';
 
 export { redisOptions, type FleetConnection };
@@ -105,10 +106,11 @@ export interface FleetRedis extends Redis {
 /**
  * A client for agent-rx's own keys. A command sent while Redis is unreachable fails after one
  * reconnection attempt (at most a second) instead of waiting for Redis, so that a caller or a
- * worker notices and decides; the client goes on reconnecting by itself. Its `error` events are
- * the caller's to observe (`onError`), never unhandled.
+ * worker notices and decides; the client goes on reconnecting by itself. Its `error` events go to
+ * `report` (a guarded `onError`: a listener that throws would throw out of ioredis's socket
+ * handlers), never unhandled.
  */
-export function fleetRedis(connection: FleetConnection, onError: (error: Error) => void, options: RedisOptions = {}): FleetRedis {
+export function fleetRedis(connection: FleetConnection, report: ErrorReport, options: RedisOptions = {}): FleetRedis {
   const client = new Redis({
     ...redisOptions(connection),
     maxRetriesPerRequest: 1,
@@ -116,7 +118,7 @@ export function fleetRedis(connection: FleetConnection, onError: (error: Error) 
     lazyConnect: false,
     ...options,
   });
-  client.on('error', onError);
+  client.on('error', report);
   client.defineCommand('agentRxAppend', { numberOfKeys: 2, lua: APPEND });
   client.defineCommand('agentRxStart', { numberOfKeys: 4, lua: START });
   client.defineCommand('agentRxBeat', { numberOfKeys: 4, lua: BEAT });
@@ -126,4 +128,17 @@ export function fleetRedis(connection: FleetConnection, onError: (error: Error) 
 /** Appends through the gate; `null` when the stream is closed. */
 export function append(redis: FleetRedis, keys: RunKeys, message: unknown, terminal: boolean): Promise<string | null> {
   return redis.agentRxAppend(keys.stream, keys.end, JSON.stringify(message), terminal ? '1' : '0', ENDED_TTL_SECONDS, STREAM_MAX_ENTRIES, RUN_TTL_SECONDS);
+}
+
+/**
+ * Appends through the gate, for a worker: `false` when the stream is closed (someone else ended the
+ * run), `true` when appended or when Redis failed (reported: the heartbeat decides then).
+ */
+export async function appendOrReport(redis: FleetRedis, report: ErrorReport, keys: RunKeys, message: unknown, terminal: boolean): Promise<boolean> {
+  try {
+    return (await append(redis, keys, message, terminal)) !== null;
+  } catch (error) {
+    report(error);
+    return true;
+  }
 }

@@ -32,10 +32,10 @@ export type MadeOverlay =
 export function makeOverlay(overlay: RunOverlay, env: Readonly<Record<string, string | undefined>> | undefined): MadeOverlay {
   try {
     const made = overlay.create({ ...process.env, ...env }, hostTempDir());
-    return { ok: true, env: { ...env, [overlay.env]: made.dir }, remove: () => {
-        made.remove();
-      },
+    const remove = (): void => {
+      made.remove();
     };
+    return { ok: true, env: { ...env, [overlay.env]: made.dir }, remove };
   } catch (error) {
     return { ok: false, problem: `could not prepare ${overlay.what}: ${errorMessage(error)}` };
   }

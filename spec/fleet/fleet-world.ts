@@ -10,7 +10,7 @@ import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-chil
 export const WORKER_SCRIPT = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
 export const FLEET_AGENT = fileURLToPath(new URL('./fixtures/fleet-agent.mjs', import.meta.url));
 
-/** What a test worker printed: its run events (`started`, `refused`, `ended`), `error`, `unhandled`, `ready`, `closed`. */
+/** What a test worker printed: its run events (`started`, `refused`, `ended`), `error`, `warning`, `unhandled`, `ready`, `closed`. */
 export interface WorkerLine {
   readonly event: string;
   readonly runId?: string;
@@ -18,6 +18,8 @@ export interface WorkerLine {
   readonly why?: string;
   readonly stopped?: string | null;
   readonly message?: string;
+  /** A warning's code. */
+  readonly code?: string;
 }
 
 export interface TestWorker {
@@ -39,6 +41,8 @@ export interface WorkerSettings {
   readonly allowedCwd?: string;
   /** The replay agent's pace (PI_REPLAY_SPEED): 0.2 unless told. */
   readonly replaySpeed?: string;
+  /** Its onError throws on every call (after the error is printed). */
+  readonly onErrorThrows?: boolean;
 }
 
 /** One Redis and the workers and dispatchers of a suite, all ended after it (workers and their agents by tag). */

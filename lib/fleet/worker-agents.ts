@@ -1,0 +1,25 @@
+import type { Observable } from 'rxjs';
+import { agentByName, type AgentName, type AgentRunOptions } from '../agents/table.js';
+import type { CliMessage } from '../messages.js';
+import type { StopReport } from '../process/options.js';
+import { runAgent } from '../sources/run-agent.js';
+import type { RunSpec } from './run-spec.js';
+
+/** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
+export const WORKER_ENV = 'AGENT_RX_WORKER';
+
+/**
+ * What a worker decides of each agent it runs (its executable, environment, configuration), by
+ * the agent's name; an agent left out is not run here. Callers cannot choose these.
+ */
+export type WorkerAgents = { readonly [N in AgentName]?: Partial<Omit<AgentRunOptions<N>, 'prompt'>> };
+
+/** The agent's run on this machine: the worker's settings for it, the spec's choices, and the worker's marker. */
+export function agentSource(agents: WorkerAgents, workerName: string, spec: RunSpec, cwd: string, onStopped: (report: StopReport) => void): Observable<CliMessage> {
+  const own: { readonly env?: Readonly<Record<string, string | undefined>> } | undefined = agents[spec.agent];
+  if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
+  const env = { ...own.env, [WORKER_ENV]: workerName };
+  // The spec was checked for that agent, and the worker's settings are that agent's (`WorkerAgents`);
+  // the run checks the whole against the agent's schema.
+  return runAgent(agentByName(spec.agent), { ...own, ...spec.options, cwd, env, onStopped });
+}

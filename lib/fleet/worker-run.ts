@@ -1,0 +1,184 @@
+import type { Job } from 'bullmq';
+import type { Observable, Subscription } from 'rxjs';
+import { isTerminal, type CliMessage } from '../messages.js';
+import type { StopReport } from '../process/options.js';
+import { fleetFailure } from './failure.js';
+import { asError, type ErrorReport } from './on-error.js';
+import { UnrecoverableError } from './peers.js';
+import { appendOrReport, runKeys, RUN_TTL_SECONDS, type FleetRedis, type RunKeys } from './redis.js';
+import { checkRunSpec, type RunSpec } from './run-spec.js';
+import { beatLapsed, heartbeatStop, isStopWhy, stopTerminal, type StopWhy } from './stop-why.js';
+import { throttleToolUpdates } from './throttle-tool-updates.js';
+import type { WorkerRunEvent } from './worker.js';
+
+/** What a run on a worker needs of its worker. */
+export interface RunHost {
+  readonly workerName: string;
+  readonly prefix: string;
+  readonly redis: FleetRedis;
+  /** How often a run's heartbeat is renewed, and how long one lives. */
+  readonly heartbeatMs: number;
+  readonly heartbeatTtlMs: number;
+  /** Aborted once the worker closes: a job fetched then is not started. */
+  readonly closing: AbortSignal;
+  /** The runs running here, by id: a cancel, a lost lock and the drain stop them. */
+  readonly active: Map<string, ActiveRun>;
+  readonly report: ErrorReport;
+  tell(event: WorkerRunEvent): void;
+  /** The agent's run, not subscribed yet; throws when the worker refuses it (its agent, its folder). */
+  source(spec: RunSpec, onStopped: (report: StopReport) => void): Observable<CliMessage>;
+}
+
+/** A run being run here. */
+export interface ActiveRun {
+  stop(why: StopWhy): void;
+}
+
+/**
+ * Runs a job taken from the queue: checks its spec, lets it through the start gate (a run starts
+ * at most once, ever), and runs it here; settles once it is over and its processes are gone. A
+ * job that is not started throws BullMQ's `UnrecoverableError` (BullMQ fails it, never retries it).
+ */
+export async function runJob(host: RunHost, job: Job, signal: AbortSignal | undefined): Promise<void> {
+  const runId = job.id;
+  if (runId === undefined) throw new UnrecoverableError('a job without an id');
+  // Fetched as the worker began to close: not started here (BullMQ fails it, and its stream ends lost).
+  if (host.closing.aborted) throw new UnrecoverableError(`the worker ${host.workerName} was shutting down`);
+  const keys = runKeys(host.prefix, runId);
+  let spec: RunSpec;
+  try {
+    spec = checkRunSpec(job.data);
+  } catch (error) {
+    void appendOrReport(host.redis, host.report, keys, fleetFailure('setup', asError(error).message), true);
+    host.tell({ type: 'refused', runId, why: 'invalid' });
+    throw new UnrecoverableError(asError(error).message);
+  }
+  const gate = await host.redis.agentRxStart(keys.end, keys.cancel, keys.owner, keys.heartbeat, host.workerName, host.heartbeatTtlMs, RUN_TTL_SECONDS);
+  if (gate !== 'ok') {
+    if (gate === 'cancelled') void appendOrReport(host.redis, host.report, keys, fleetFailure('aborted', 'the run was cancelled before it started'), true);
+    host.tell({ type: 'refused', runId, why: gate === 'ended' || gate === 'cancelled' ? gate : 'duplicate' });
+    throw new UnrecoverableError(`the run was not started: ${gate}`);
+  }
+  host.tell({ type: 'started', runId, agent: spec.agent });
+  await new Promise<void>((resolve) => {
+    new WorkerRun(host, runId, keys, resolve).start(spec, signal);
+  });
+}
+
+/**
+ * One run on this worker, from its start gate to its end: its messages appended to its stream
+ * (`tool.update`s throttled), a heartbeat with fencing, and the stops (a cancel, the drain, a lost
+ * lock, a stream closed by someone else, a heartbeat Redis refused or did not answer), each ending
+ * the stream with its terminal. It is over once its stream is done and its processes are gone.
+ */
+class WorkerRun implements ActiveRun {
+  readonly #host: RunHost;
+  readonly #runId: string;
+  readonly #keys: RunKeys;
+  readonly #done: () => void;
+  #subscription: Subscription | null = null;
+  #beat: NodeJS.Timeout | undefined;
+  /** Nothing more is written from the agent: its terminal came, it ended, or it was stopped. */
+  #over = false;
+  #stopped: StopWhy | null = null;
+  #processesGone = false;
+  #lastBeat = performance.now();
+
+  constructor(host: RunHost, runId: string, keys: RunKeys, done: () => void) {
+    this.#host = host;
+    this.#runId = runId;
+    this.#keys = keys;
+    this.#done = done;
+  }
+
+  start(spec: RunSpec, signal: AbortSignal | undefined): void {
+    const host = this.#host;
+    this.#beat = setInterval(() => {
+      this.#heartbeat();
+    }, host.heartbeatMs);
+    host.active.set(this.#runId, this);
+    signal?.addEventListener('abort', () => {
+      this.stop(isStopWhy(signal.reason) ? signal.reason : 'cancel');
+    });
+    let source: Observable<CliMessage>;
+    try {
+      source = host.source(spec, () => {
+        this.#processesGone = true;
+        this.#finish();
+      });
+    } catch (error) {
+      this.#over = true;
+      this.#processesGone = true;
+      this.#append(fleetFailure('setup', `the worker refused the run: ${asError(error).message}`), true);
+      this.#finish();
+      return;
+    }
+    this.#subscription = source.pipe(throttleToolUpdates()).subscribe({
+      next: (message) => {
+        if (this.#over) return;
+        if (isTerminal(message)) this.#over = true;
+        this.#write(message);
+      },
+      complete: () => {
+        this.#over = true;
+        this.#finish();
+      },
+      error: (error: unknown) => {
+        this.#over = true;
+        this.#append(fleetFailure('lost', `the run failed on the worker: ${asError(error).message}`), true);
+        this.#finish();
+      },
+    });
+  }
+
+  stop(why: StopWhy): void {
+    if (this.#stopped !== null || this.#over) return;
+    this.#stopped = why;
+    this.#over = true;
+    this.#subscription?.unsubscribe();
+    const terminal = stopTerminal(why, this.#host.workerName);
+    if (terminal !== null) this.#append(terminal, true);
+    if (this.#subscription === null) this.#processesGone = true;
+    this.#finish();
+  }
+
+  // Over once its stream is done and its processes are gone: only then may the job end.
+  #finish(): void {
+    if (!this.#over || !this.#processesGone) return;
+    clearInterval(this.#beat);
+    this.#host.active.delete(this.#runId);
+    this.#host.tell({ type: 'ended', runId: this.#runId, stopped: this.#stopped });
+    this.#done();
+  }
+
+  // An agent's message to the stream; a stream closed by someone else (a cancel, a watchdog) stops the agent.
+  #write(message: CliMessage): void {
+    void appendOrReport(this.#host.redis, this.#host.report, this.#keys, message, isTerminal(message)).then((accepted) => {
+      if (!accepted && !this.#over) this.stop('ended');
+    });
+  }
+
+  #append(message: CliMessage, terminal: boolean): void {
+    void appendOrReport(this.#host.redis, this.#host.report, this.#keys, message, terminal);
+  }
+
+  // Fencing: callers take the run for lost once its heartbeat is gone; it must not run on unseen,
+  // whether Redis refuses the beats or does not answer them.
+  #heartbeat(): void {
+    const { redis, workerName, heartbeatTtlMs, report } = this.#host;
+    if (beatLapsed(performance.now() - this.#lastBeat, heartbeatTtlMs)) {
+      this.#stopFor('unreachable');
+      return;
+    }
+    const keys = this.#keys;
+    redis.agentRxBeat(keys.end, keys.cancel, keys.heartbeat, keys.owner, workerName, heartbeatTtlMs).then((answer) => {
+      this.#lastBeat = performance.now();
+      this.#stopFor(answer);
+    }, report);
+  }
+
+  #stopFor(beat: string): void {
+    const why = heartbeatStop(beat);
+    if (why !== null) this.stop(why);
+  }
+}
