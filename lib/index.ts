@@ -15,17 +15,10 @@
  */
 
 // Sources
-export { runPi } from './sources/run-pi.js';
-export { runClaudeCode } from './sources/run-claude-code.js';
-export { runCodex } from './sources/run-codex.js';
-export { runGemini } from './sources/run-gemini.js';
 export { processLines } from './sources/process-lines.js';
 
 // Sessions: one agent process, many turns
-export { piSession } from './sources/pi-session.js';
-export { claudeCodeSession } from './sources/claude-code-session.js';
-export { codexSession } from './sources/codex-session.js';
-export { acpSession, geminiSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
+export { acpSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
 export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type PermissionPolicy, type PermissionDecision, type AcpClientHandlers } from './agents/acp/client.js';
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
@@ -47,7 +40,7 @@ export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type Te
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
-export type { Dialect, MessageMapping, Conclusion, FailureDetails } from './operators/dialect.js';
+export type { Dialect, MessageMapping, Conclusion, FailureDetails, ToolVocabulary } from './operators/dialect.js';
 export type {
   AgentEvent,
   EventItem,
@@ -66,10 +59,10 @@ export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, typ
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { parsePiBytes } from './agents/pi/parse-bytes.js';
 export { ByteLine } from './agents/shared/byte-line.js';
-export { PI_THINKING_LEVELS, type RunPiOptions, type PiSessionOptions, type PiSessionChoice, type PiThinkingLevel } from './agents/pi/options.js';
 
 // The agent table
-export { AGENTS, AGENT_NAMES, isAgentName, agentByName, type AgentName, type AgentRunOptions, type AgentSessionOptions } from './agents/table.js';
+// The agents: each one's definition, options, run and session (runPi, piSession, …), and the table of them
+export * from './agent-table.js';
 export { runAgent } from './sources/run-agent.js';
 export { agentSession } from './sessions/agent-session.js';
 export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, Platform, RunOverlay } from './agents/definition.js';
@@ -77,21 +70,10 @@ export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInv
 // Claude Code
 export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
-export type { RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSessionChoice } from './agents/claude/options.js';
 
 // Codex
 export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
 export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
-export {
-  CODEX_SANDBOX_MODES,
-  CODEX_APPROVAL_POLICIES,
-  type RunCodexOptions,
-  type CodexSessionOptions,
-  type CodexSessionChoice,
-  type CodexSandboxMode,
-  type CodexApprovalPolicy,
-  type TomlValue,
-} from './agents/codex/options.js';
 
 // Gemini CLI
 export {
@@ -105,7 +87,6 @@ export {
   type GeminiDialectOptions,
 } from './agents/gemini/dialect.js';
 export { geminiEventSchemas, type GeminiEvent, type GeminiStats } from './agents/gemini/events.js';
-export { GEMINI_APPROVAL_MODES, type RunGeminiOptions, type GeminiSessionOptions, type GeminiSessionChoice, type GeminiApprovalMode } from './agents/gemini/options.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

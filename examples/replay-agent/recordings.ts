@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_NAMES, type AgentName } from '../../lib/agents/table.js';
+import { AGENT_NAMES, type AgentName } from '../../lib/agent-table.js';
 import { detectRecordingAgent } from '../../lib/cli/replay.js';
 
 /** Where the recordings are. */

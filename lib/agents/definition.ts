@@ -6,6 +6,8 @@ import type { Dialect } from '../operators/dialect.js';
 import type { ProcessOptions } from '../process/options.js';
 import type { SessionProtocol } from '../sessions/protocol.js';
 
+export type { RunOverlay, SettingsOverlay };
+
 /**
  * One agent CLI, as everything above the agents' folders sees it: a plain object made of data and
  * pure functions (its setup, which touches the file system, is the one field that is not pure).
@@ -25,7 +27,7 @@ import type { SessionProtocol } from '../sessions/protocol.js';
  * @example
  * runAgent(AGENTS.pi, { prompt: 'Fix the failing test' }).subscribe(render); // what runPi does
  */
-export interface AgentDefinition<Name extends string = string, RunOptions = never, SessionOptions = never, Setup = undefined> {
+export interface AgentDefinition<Name extends string = string, RunOptions = never, SessionOptions = never, Setup = undefined, SpecOptions = Readonly<Record<string, unknown>>> {
   /** The name to choose it by (`--agent pi`, a run spec's `agent`). */
   readonly name: Name;
   /** The name people know it by, for messages. */
@@ -33,7 +35,7 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
   /** How its program is found when the options name none. */
   readonly executable: ExecutableLookup;
   /** Its options' schemas: a run's, a session's, and a run spec's (what a fleet caller may choose). */
-  readonly options: AgentOptionSchemas;
+  readonly options: AgentOptionSchemas<SpecOptions>;
   /** A run's invocation, from options the run schema accepted. May throw `TypeError` for a rule across options. */
   run(options: RunOptions): RunInvocation<Setup, SessionOptions>;
   /** A session's invocation, from options the session schema accepted. */
@@ -67,7 +69,7 @@ export interface AgentFlag {
 }
 
 /** The schemas of an agent's options. */
-export interface AgentOptionSchemas {
+export interface AgentOptionSchemas<SpecOptions = Readonly<Record<string, unknown>>> {
   /** A run's options (`runPi`'s), strict: an unknown option is refused. */
   readonly run: z.ZodType;
   /** A session's options (`piSession`'s), strict. */
@@ -77,14 +79,13 @@ export interface AgentOptionSchemas {
    * session, tool lists, `cwd` as a request, time limits): a strict object, so that what runs the
    * agent (executable, arguments, environment) cannot be named.
    */
-  readonly spec: z.ZodObject;
+  readonly spec: z.ZodType<{ [K in keyof SpecOptions]: SpecOptions[K] | undefined }>;
 }
 
 /**
  * How a run starts: a process ({@link ProcessRunInvocation}), or a one-prompt session
  * ({@link SessionRunInvocation}: Codex's app-server transport).
  */
-export type { RunOverlay, SettingsOverlay };
 export type RunInvocation<Setup = never, SessionOptions = never> = ProcessRunInvocation<Setup> | SessionRunInvocation<SessionOptions>;
 
 /** A run that is one process: its program, arguments and process options, and what must be made first. */

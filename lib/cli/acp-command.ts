@@ -2,7 +2,7 @@
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
 import { map } from 'rxjs';
-import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import { agentSession } from '../sessions/agent-session.js';
 import { agentFlagHelp, agentFlagOptions } from './agent-flags.js';
 import { stopAllRuns } from '../process/run-registry.js';

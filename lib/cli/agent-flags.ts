@@ -1,7 +1,7 @@
 // The agents' own flags on the command line, read from their definitions: what parseArgs must know,
 // the help lines, and the options a given flag sets for the chosen agent.
 import type { AgentFlag } from '../agents/definition.js';
-import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
+import { AGENT_NAMES, AGENTS, type AgentName } from '../agent-table.js';
 
 /** Which commands a flag is for: a run's (`run`) or a session's (`chat`, `acp`). */
 export type FlagUse = 'run' | 'session';

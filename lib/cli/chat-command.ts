@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { map, type OperatorFunction } from 'rxjs';
-import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agents/table.js';
+import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { agentSession } from '../sessions/agent-session.js';
 import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';

@@ -1,6 +1,6 @@
 import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { Observable } from 'rxjs';
-import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
+import { AGENT_NAMES, AGENTS, type AgentName } from '../agent-table.js';
 import type { ProcessItem, StartFailure } from '../process/items.js';
 import { LineFramer } from '../process/line-framer.js';
 import { unstartedExit } from '../process/unstarted-exit.js';

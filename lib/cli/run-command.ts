@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
-import { agentByName, AGENT_NAMES, isAgentName, type AgentName } from '../agents/table.js';
+import { agentByName, AGENT_NAMES, isAgentName, type AgentName } from '../agent-table.js';
 import type { CliMessage } from '../messages.js';
 import { agentOutputToMessages } from '../operators/agent-output-to-messages.js';
 import { runAgent, runInvocation } from '../sources/run-agent.js';

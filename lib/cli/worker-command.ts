@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as z from 'zod';
-import { AGENT_NAMES, isAgentName, type AgentName } from '../agents/table.js';
+import { AGENT_NAMES, isAgentName, type AgentName } from '../agent-table.js';
 import type { RunServer, ServeRunsOptions, WorkerAgents, WorkerRunEvent } from '../fleet.js';
 import { redisUrlProblem } from '../fleet/connection.js';
 import { directoryProblem } from './checks.js';

@@ -1,15 +1,16 @@
 import * as z from 'zod';
+import type { AgentDefinition } from '../agents/definition.js';
 import { describeIssue } from '../agents/shared/option-schemas.js';
-import { AGENT_NAMES, AGENTS, type AgentName } from '../agents/table.js';
+import { AGENT_NAMES, AGENTS, type AgentName } from '../agent-table.js';
 
 /**
  * What a fleet caller may choose of a run of the agent `N`: the options that say what to do (the
  * prompt, the model, the session, tool lists, time limits, `cwd` as a request), each as in that
  * agent's run options (`RunPiOptions`, …). What runs the agent (executable, arguments, environment,
  * configuration directories) is the worker's and cannot be named here. Each agent's definition has
- * its schema (`AGENTS.pi.options.spec`).
+ * its schema (`AGENTS.pi.options.spec`) and its type (`PiRunSpecOptions`, …).
  */
-export type RunSpecOptions<N extends AgentName> = z.output<(typeof AGENTS)[N]['options']['spec']>;
+export type RunSpecOptions<N extends AgentName> = (typeof AGENTS)[N] extends AgentDefinition<string, infer _O, infer _S, infer _U, infer P> ? P : never;
 
 /** A run of the agent `N` as data: `{ agent, options }`. */
 export interface AgentRunSpec<N extends AgentName> {

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import { agentByName, type AgentName, type AgentRunOptions } from '../agents/table.js';
+import { agentByName, type AgentName, type AgentRunOptions } from '../agent-table.js';
 import type { CliMessage } from '../messages.js';
 import type { StopReport } from '../process/options.js';
 import { runAgent } from '../sources/run-agent.js';

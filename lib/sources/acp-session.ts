@@ -3,12 +3,9 @@ import { resolve } from 'node:path';
 import type { OperatorFunction } from 'rxjs';
 import { acpClientProtocol, type AcpClientHandlers, type PermissionPolicy } from '../agents/acp/client.js';
 import { acpDialect } from '../agents/acp/dialect.js';
-import { geminiAgent } from '../agents/gemini/definition.js';
-import type { GeminiSessionOptions } from '../agents/gemini/options.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import type { ProcessOptions } from '../process/options.js';
-import { agentSession } from '../sessions/agent-session.js';
 import { runSession } from '../sessions/run-session.js';
 
 /** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
@@ -60,16 +57,4 @@ export function acpSession(options: AcpSessionOptions): OperatorFunction<Session
       ...(mcpServers === undefined ? {} : { mcpServers }),
     }),
   });
-}
-
-/**
- * Gemini CLI as a session: `acpSession` over `gemini --acp`, with `runGemini`'s options (without
- * the prompt and the session: ACP opens a new one) and `acpSession`'s client options. With `agentRetry: false` the session gets the
- * home overlay without retries, as a run does.
- *
- * @example
- * commands.pipe(geminiSession({ approvalMode: 'yolo' })).subscribe(render);
- */
-export function geminiSession(options: GeminiSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
-  return agentSession(geminiAgent, options);
 }

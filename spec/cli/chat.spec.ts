@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AGENT_NAMES } from '../../lib/agents/table.js';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { CHAT_USAGE, parseChatArgs } from '../../lib/cli/chat-command.js';
 import { scenarioMarker } from '../conformance/fake-model-server.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';

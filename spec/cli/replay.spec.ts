@@ -5,7 +5,7 @@ import { recognizesClaudeOutput } from '../../lib/agents/claude/recognize.js';
 import { recognizesCodexOutput } from '../../lib/agents/codex/recognize.js';
 import { recognizesGeminiOutput } from '../../lib/agents/gemini/recognize.js';
 import { recognizesPiOutput } from '../../lib/agents/pi/recognize.js';
-import { AGENT_NAMES, type AgentName } from '../../lib/agents/table.js';
+import { AGENT_NAMES, type AgentName } from '../../lib/agent-table.js';
 import { detectAgentOfLines, detectRecordingAgent } from '../../lib/cli/replay.js';
 import { fixture } from '../helpers/processes.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { AGENT_NAMES } from '../../lib/agents/table.js';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { SessionCommandSchema, SessionMessageSchema } from '../../lib/messages.js';
 
 // The public API as the compiler prints it, which is what editor hovers, compiler errors and the

@@ -86,5 +86,11 @@ export const CLAUDE_OPTIONS = {
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 
+/** What a fleet caller may choose of a Claude Code run: a run spec's options (`{ agent: 'claude', options }`). */
+export type ClaudeCodeRunSpecOptions = Pick<RunClaudeCodeOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'session' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'maxTurns' | 'includePartialMessages' | 'agentRetry'>;
+
+// A run spec's options are exactly what its schema checks.
+type _ClaudeCodeRunSpecMatchesItsSchema = Holds<SameOptions<ClaudeCodeRunSpecOptions, z.input<typeof CLAUDE_OPTIONS.spec>>>;
+
 // The declared options are exactly what the schema checks (see `SameOptions`): change both together.
 type _ClaudeOptionsMatchTheirSchema = Holds<SameOptions<ClaudeOwnOptions, z.input<typeof _OWN>>>;

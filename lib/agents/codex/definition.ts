@@ -2,16 +2,64 @@ import type { AgentDefinition } from '../definition.js';
 import { codexRunInvocation, codexSessionInvocation } from './args.js';
 import { codexDialect } from './dialect.js';
 import { codexExecutable } from './executable.js';
-import { CODEX_OPTIONS, CODEX_SANDBOX_MODES, type CodexSessionOptions, type RunCodexOptions } from './options.js';
+import { CODEX_OPTIONS, CODEX_SANDBOX_MODES, type CodexRunSpecOptions, type CodexSessionOptions, type RunCodexOptions } from './options.js';
 import { recognizesCodexOutput } from './recognize.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
 
 /**
  * Codex (`@openai/codex`): `codex exec --experimental-json` for runs, `codex app-server` for
- * sessions; without an `executable`, the native binary of its platform package (see
- * {@link codexExecutable}).
+ * sessions; without an `executable`, the native binary of its platform package (found at each subscription).
+ *
+ * **Runs** ({@link runCodex}):
+ * Runs the Codex CLI (`codex exec --experimental-json`) as a cold Observable of `CliMessage`s: the
+ * same contract as `runPi`. Each subscription starts one process; the stream ends with exactly one
+ * terminal message. Unsubscribing sends SIGTERM (Codex then ends its tool commands and exits), and
+ * SIGKILLs the whole tree after the grace period.
+ *
+ * `codex exec` prints whole messages, not deltas: each `assistant` message is one whole message of
+ * the agent, and its usage is the thread's total so far. With `transport: 'app-server'` the run is a
+ * one-prompt `codexSession` instead: text streams as deltas, and the usage is the turn's own. Its own retries are `agent.retry` messages; an
+ * endpoint it cannot reach is retried without end, so give such runs `timeoutMs` or `idleTimeoutMs`.
+ *
+ * Without `executable`, the native binary of the `@openai/codex` package is found at each
+ * subscription (see `codexAgent`): Codex's native binary runs directly, not the npm
+ * package's Node launcher, which on Node 20 is a second process that forwards only some signals
+ * (killing it orphans the binary).
+ *
+ * - The prompt is written to stdin, which is then closed (Codex reads stdin to its end before it
+ *   starts); never an argument, so it cannot be read as a flag.
+ * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: Codex ends its commands (they run in their own
+ *   sessions) and exits within tens of ms, printing no final event: an `exit` failure.
+ * - `agentRetry: false` sets the provider's `request_max_retries` and `stream_max_retries` to 0.
+ *   Codex refuses to change its built-in providers (`openai`), so this needs `provider`, the id of
+ *   a custom provider; without it `runCodex` throws `TypeError`.
+ * - The other process options are as for {@link processLines} (`cwd` is where Codex works).
+ *
+ * How its output is normalized: `session.started` from `thread.started` (its `thread_id` is the
+ * id to resume); each reasoning item becomes one `assistant.thought` when the turn ends; a
+ * `command_execution` item is a tool named `command_execution` with input `{ command }`,
+ * `tool.completed` with its output, or `tool.failed` when its status is not `completed` or its exit
+ * code is not 0; `file_change` (input `{ changes }`, output a line per change), `mcp_tool_call`
+ * (named `mcp__<server>__<tool>`), `web_search` and `todo_list` (the plan: each update replaces the
+ * list) are tools too; `Reconnecting... 2/5 (…)` errors are `agent.retry`; `error` items are
+ * `agent.warning`; `turn.completed` is `terminal.completed` (stop reason `end_turn`); `turn.failed`
+ * is `agent-error` with the text in `agentError` and `httpStatus` where the text has one. Codex
+ * exits 1 after `turn.failed`, and with no output at all for a configuration error: an `exit`
+ * failure whose message is the error stderr gives. Codex's `input_tokens` include cached tokens,
+ * which the contract counts in `cacheReadTokens` instead.
+ *
+ * **Sessions** ({@link codexSession}):
+ * An interactive Codex session over `codex app-server` (JSON-RPC on stdio): one process and one
+ * thread for a stream of commands, many turns, the same contract as `piSession`. Its text streams
+ * as true deltas.
+ *
+ * A steer is `turn/steer`: Codex stops the model's answer in flight and answers again with the
+ * steer (the cut answer's text stays in the stream); while a command runs, the steer waits for
+ * it. An abort is `turn/interrupt`, after which agent-rx kills the command Codex leaves running;
+ * the process and the thread stay. Requests for approval are declined (use `approvalPolicy:
+ * 'never'`). Without `executable`, the native binary is found as for `runCodex`.
  */
-export const codexAgent = {
+export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, undefined, CodexRunSpecOptions> = {
   name: 'codex',
   displayName: 'Codex',
   executable: codexExecutable,
@@ -25,4 +73,4 @@ export const codexAgent = {
     sessionFlag(['new', 'last'], 'resume', 'codex: new, last or a thread id to resume'),
   ],
   recognizesOutput: recognizesCodexOutput,
-} satisfies AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions>;
+};

@@ -140,5 +140,11 @@ export const CODEX_OPTIONS = {
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 
+/** What a fleet caller may choose of a Codex run: a run spec's options (`{ agent: 'codex', options }`). */
+export type CodexRunSpecOptions = Pick<RunCodexOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'provider' | 'sandbox' | 'approvalPolicy' | 'reasoningEffort' | 'ephemeral' | 'agentRetry' | 'session'>;
+
+// A run spec's options are exactly what its schema checks.
+type _CodexRunSpecMatchesItsSchema = Holds<SameOptions<CodexRunSpecOptions, z.input<typeof CODEX_OPTIONS.spec>>>;
+
 // The declared options are exactly what the schema checks (see `SameOptions`): change both together.
 type _CodexOptionsMatchTheirSchema = Holds<SameOptions<CodexOwnOptions, z.input<typeof _OWN>>>;

@@ -99,5 +99,11 @@ export const GEMINI_OPTIONS = {
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 
+/** What a fleet caller may choose of a Gemini CLI run: a run spec's options (`{ agent: 'gemini', options }`). */
+export type GeminiRunSpecOptions = Pick<RunGeminiOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
+
+// A run spec's options are exactly what its schema checks.
+type _GeminiRunSpecMatchesItsSchema = Holds<SameOptions<GeminiRunSpecOptions, z.input<typeof GEMINI_OPTIONS.spec>>>;
+
 // The declared options are exactly what the schema checks (see `SameOptions`): change both together.
 type _GeminiOptionsMatchTheirSchema = Holds<SameOptions<GeminiOwnOptions, z.input<typeof _OWN>>>;

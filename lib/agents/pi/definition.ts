@@ -1,13 +1,54 @@
 import type { AgentDefinition } from '../definition.js';
 import { piRunInvocation, piSessionInvocation, type PiSetup } from './args.js';
 import { piDialect } from './dialect.js';
-import { PI_OPTIONS, PI_THINKING_LEVELS, type PiSessionOptions, type RunPiOptions } from './options.js';
+import { PI_OPTIONS, PI_THINKING_LEVELS, type PiRunSpecOptions, type PiSessionOptions, type RunPiOptions } from './options.js';
 import { recognizesPiOutput } from './recognize.js';
 import { piNoRetryOverlay } from './setup/settings-overlay.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
 
-/** pi (`@mariozechner/pi-coding-agent`): `pi --mode json` for runs, `pi --mode rpc` for sessions. */
-export const piAgent = {
+/**
+ * pi (`@mariozechner/pi-coding-agent`): `pi --mode json` for runs, `pi --mode rpc` for sessions.
+ *
+ * **Runs** ({@link runPi}):
+ * Runs the pi coding agent (`pi --mode json`) as a cold Observable of `CliMessage`s. Each
+ * subscription starts one pi process; the stream ends with exactly one `terminal.completed` or
+ * `terminal.failed` and completes. Unsubscribing stops pi (SIGTERM, which also ends its tool
+ * commands; SIGKILL of the whole tree after `gracePeriodMs`).
+ *
+ * Failures arrive in the stream: a missing pi is a `terminal.failed` with reason `spawn`; a model
+ * error that pi reports with exit code 0 is `agent-error`. Invalid options throw `TypeError` now.
+ *
+ * - The prompt goes on stdin, which is then closed (see {@link RunPiOptions.prompt}).
+ * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: SIGTERM makes pi kill its tool commands (which
+ *   run in their own session) and exit 143; SIGINT would orphan them.
+ * - pi reports model errors (HTTP 4xx/5xx, connection errors) with exit code 0: they are
+ *   `terminal.failed` with reason `agent-error`, pi's `errorMessage` in `agentError`.
+ * - pi retries some errors on its own (`agent.retry` messages show it). When the caller retries
+ *   ({@link retryAgentRun}), pass `agentRetry: false` so that only one layer retries: the run then
+ *   gets a temporary configuration directory of its own in the host's temporary folder
+ *   (`<tmpdir>/agent-rx-<host id>/`), removed when the run's processes are gone, or with that
+ *   folder when the host exits (by the keeper if the host is killed).
+ * - pi's `message_update` lines repeat the whole message twice, so its output grows with the square
+ *   of the answer; the pipeline reads them at the byte level and skips what the contract never needs.
+ * - The other process options (`cwd`, `env`, `timeoutMs`, `idleTimeoutMs`, `gracePeriodMs`,
+ *   `killTimeoutMs`, `maxLineBytes`, `stderrTailBytes`, `onStopped`) are as for {@link processLines}.
+ *
+ * **Sessions** ({@link piSession}):
+ * An interactive pi session (`pi --mode rpc`): one pi process for a stream of commands, many
+ * turns. Each subscription starts one process; completing the commands ends the session after
+ * the running turn, unsubscribing stops pi (SIGTERM, then SIGKILL of its whole tree).
+ *
+ * ```
+ * commands: -p1------s------p2---------|          p = prompt, s = steer
+ * messages: -a(S)-x-x-a-x-(C)(S)-x-x-(C)(T|)     a = input.accepted, S = turn.started,
+ *                                                 x = content, C = turn.completed, T = terminal
+ * ```
+ *
+ * A steer goes into the running turn (pi delivers it after the current message and its tools);
+ * an abort ends the turn in milliseconds and keeps the process; follow-ups are kept by agent-rx
+ * and sent as later turns' prompts. Invalid options throw `TypeError` now.
+ */
+export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSetup, PiRunSpecOptions> = {
   name: 'pi',
   displayName: 'pi',
   executable: { names: ['pi'] },
@@ -22,4 +63,4 @@ export const piAgent = {
   ],
   recognizesOutput: recognizesPiOutput,
   setup: { overlay: (setup) => piNoRetryOverlay(setup.savesSession) },
-} satisfies AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSetup>;
+};

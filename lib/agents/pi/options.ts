@@ -98,5 +98,11 @@ export const PI_OPTIONS = {
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 
+/** What a fleet caller may choose of a pi run: a run spec's options (`{ agent: 'pi', options }`). */
+export type PiRunSpecOptions = Pick<RunPiOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'provider' | 'model' | 'thinking' | 'session' | 'tools' | 'systemPrompt' | 'appendSystemPrompt' | 'agentRetry'>;
+
+// A run spec's options are exactly what its schema checks.
+type _PiRunSpecMatchesItsSchema = Holds<SameOptions<PiRunSpecOptions, z.input<typeof PI_OPTIONS.spec>>>;
+
 // The declared options are exactly what the schema checks (see `SameOptions`): change both together.
 type _PiOptionsMatchTheirSchema = Holds<SameOptions<PiOwnOptions, z.input<typeof _OWN>>>;
