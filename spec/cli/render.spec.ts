@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { CliMessage, TerminalFailed } from '../../lib/index.js';
+import { AGENTS, type CliMessage, type TerminalFailed } from '../../lib/index.js';
 import { colorEnabled } from '../../lib/cli/ansi.js';
 import { createRenderer, renderIntro } from '../../lib/cli/render.js';
 import { terminalFailed } from '../helpers/items.js';
@@ -44,7 +44,7 @@ describe('createRenderer', () => {
         { type: 'tool.update', toolCallId: 't1', name: 'bash', output: 'a.txt\n' },
         { type: 'tool.update', toolCallId: 't1', name: 'bash', output: 'a.txt\n' },
         { type: 'tool.completed', toolCallId: 't1', name: 'bash', output: 'a.txt\nb.txt\n' },
-        { type: 'tool.call', toolCallId: 't2', name: 'read', input: { path: 'a.txt', offset: 1 } },
+        { type: 'tool.call', toolCallId: 't2', name: 'read', input: { path: 'a.txt', offset: 1 }, kind: 'read', summary: 'a.txt' },
         { type: 'tool.completed', toolCallId: 't2', name: 'read', output: 'one line\n' },
         { type: 'assistant', text: 'Done.' },
       ]),
@@ -133,28 +133,32 @@ describe('createRenderer', () => {
   });
 
   it.each([
-    ['Bash', { command: 'npm test', description: 'Run the tests' }, 'npm test'],
-    ['Read', { file_path: '/src/a.ts', offset: 10 }, '/src/a.ts'],
-    ['Write', { file_path: '/src/b.ts', content: 'x\ny' }, '/src/b.ts'],
-    ['Edit', { file_path: '/src/c.ts', old_string: 'a', new_string: 'b' }, '/src/c.ts'],
-    ['Grep', { pattern: 'TODO', path: 'lib', output_mode: 'content' }, 'TODO  in lib'],
-    ['Glob', { pattern: '**/*.ts' }, '**/*.ts'],
-    ['WebFetch', { url: 'https://example.invalid/', prompt: 'Summarise' }, 'https://example.invalid/'],
-    ['bash', { command: 'ls -la', timeout: 5 }, 'ls -la'],
-    ['read', { path: 'README.md', limit: 20 }, 'README.md'],
-    ['edit', { path: 'a.txt', oldText: 'x', newText: 'y' }, 'a.txt'],
-    ['command_execution', { command: "/bin/bash -lc 'echo it'\\''s here'" }, "echo it's here"],
-    ['command_execution', { command: ['git', 'status'] }, 'git status'],
-    ['run_shell_command', { command: 'echo hello', description: 'Run echo hello' }, 'echo hello'],
-    ['read_file', { file_path: 'missing.txt' }, 'missing.txt'],
-    ['write_file', { file_path: 'out.txt', content: 'x' }, 'out.txt'],
-    ['list_directory', { dir_path: '.' }, '.'],
-    ['Bash', {}, '{}'],
-    ['Read', { file_path: 42 }, '{"file_path":42}'],
-    ['mcp__calc__add', { a: 1, b: 2 }, '{"a":1,"b":2}'],
-    ['upload', { name: 'one\ntwo' }, 'one ⏎ two'],
-  ] as const)('summarises a %s call on one line', (name, input, summary) => {
-    expect(render([{ type: 'tool.call', toolCallId: 't', name, input }])).toBe(`▸ ${name}  ${summary}\n`);
+    ['claude', 'Bash', { command: 'npm test', description: 'Run the tests' }, 'npm test'],
+    ['claude', 'Read', { file_path: '/src/a.ts', offset: 10 }, '/src/a.ts'],
+    ['claude', 'Write', { file_path: '/src/b.ts', content: 'x\ny' }, '/src/b.ts'],
+    ['claude', 'Edit', { file_path: '/src/c.ts', old_string: 'a', new_string: 'b' }, '/src/c.ts'],
+    ['claude', 'Grep', { pattern: 'TODO', path: 'lib', output_mode: 'content' }, 'TODO  in lib'],
+    ['claude', 'Glob', { pattern: '**/*.ts' }, '**/*.ts'],
+    ['claude', 'WebFetch', { url: 'https://example.invalid/', prompt: 'Summarise' }, 'https://example.invalid/'],
+    ['pi', 'bash', { command: 'ls -la', timeout: 5 }, 'ls -la'],
+    ['pi', 'read', { path: 'README.md', limit: 20 }, 'README.md'],
+    ['pi', 'edit', { path: 'a.txt', oldText: 'x', newText: 'y' }, 'a.txt'],
+    ['codex', 'command_execution', { command: "/bin/bash -lc 'echo it'\\''s here'" }, "echo it's here"],
+    ['codex', 'command_execution', { command: ['git', 'status'] }, 'git status'],
+    ['gemini', 'run_shell_command', { command: 'echo hello', description: 'Run echo hello' }, 'echo hello'],
+    ['gemini', 'read_file', { file_path: 'missing.txt' }, 'missing.txt'],
+    ['gemini', 'write_file', { file_path: 'out.txt', content: 'x' }, 'out.txt'],
+    ['gemini', 'list_directory', { dir_path: '.' }, '.'],
+    ['claude', 'Bash', {}, '{}'],
+    ['claude', 'Read', { file_path: 42 }, '{"file_path":42}'],
+    ['claude', 'mcp__calc__add', { a: 1, b: 2 }, '{"a":1,"b":2}'],
+    ['pi', 'upload', { name: 'one\ntwo' }, 'one ⏎ two'],
+  ] as const)("shows %s's %s call on one line, as its definition summarises it", (agent, name, input, summary) => {
+    // What the dialect gives each tool.call (mapToCliMessage): its kind and its summary.
+    const vocabulary = AGENTS[agent].dialect().tools;
+    const described = vocabulary?.summary(name, input);
+    const call = { type: 'tool.call', toolCallId: 't', name, input, ...(described === undefined ? {} : { summary: described }) } as const;
+    expect(render([call])).toBe(`▸ ${name}  ${summary}\n`);
   });
 
   it('streams a growing output line by line, holds a line until it ends, and shows the head once with what was left out', () => {
