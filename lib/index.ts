@@ -24,7 +24,7 @@ export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type 
 export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
 export { runSession, type SessionSpec } from './sessions/run-session.js';
 export type { SettingsOverlay } from './agents/definition.js';
-export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './sessions/protocol.js';
+export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './operators/session-protocol.js';
 export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
 export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';

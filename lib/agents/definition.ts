@@ -4,7 +4,7 @@ import type { MonoTypeOperatorFunction } from 'rxjs';
 import type { CliMessage } from '../messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import type { ProcessOptions } from '../process/options.js';
-import type { SessionProtocol } from '../sessions/protocol.js';
+import type { SessionProtocol } from '../operators/session-protocol.js';
 
 export type { RunOverlay, SettingsOverlay };
 

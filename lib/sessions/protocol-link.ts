@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../operators/items.js';
 import { errorMessage } from '../process/error-message.js';
 import type { ProcessExit } from '../process/items.js';
-import type { ProtocolChannel, ProtocolFact, ProtocolOutput, ProtocolReaction, SessionAsk, SessionProtocol } from './protocol.js';
+import type { ProtocolChannel, ProtocolFact, ProtocolOutput, ProtocolReaction, SessionAsk, SessionProtocol } from '../operators/session-protocol.js';
 
 /** What a protocol link acts on, and whom it tells. */
 export interface ProtocolLinkIo {

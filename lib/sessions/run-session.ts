@@ -11,7 +11,7 @@ import { startTimeNow } from '../process/proc-stat.js';
 import type { ProcessRun } from '../process/process-run.js';
 import type { RunOverlay } from '../process/overlay.js';
 import { InputQueue } from './input-queue.js';
-import type { SessionProtocol } from './protocol.js';
+import type { SessionProtocol } from '../operators/session-protocol.js';
 import { ProtocolLink } from './protocol-link.js';
 import { startSessionProcess } from './session-process.js';
 import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';

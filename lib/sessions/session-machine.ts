@@ -10,7 +10,7 @@ import {
   type TurnFailed,
   type Usage,
 } from '../messages.js';
-import { addUsage } from '../agents/shared/usage.js';
+import { addUsage } from '../operators/add-usage.js';
 
 /**
  * A session's turns and inputs as a pure state machine: `sessionTransition(state, input)` returns

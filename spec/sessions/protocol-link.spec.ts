@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import type { AgentEvent } from '../../lib/operators/items.js';
-import type { ProtocolFact, ProtocolReaction, SessionAsk, SessionProtocol } from '../../lib/sessions/protocol.js';
+import type { ProtocolFact, ProtocolReaction, SessionAsk, SessionProtocol } from '../../lib/operators/session-protocol.js';
 import { ProtocolLink, type ProtocolLinkIo } from '../../lib/sessions/protocol-link.js';
 import { exit } from '../helpers/items.js';
 

@@ -2,7 +2,7 @@ import * as acp from '@agentclientprotocol/sdk';
 import { createRequire } from 'node:module';
 import type { Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
-import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
+import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
 import { withoutType } from '../shared/json-rpc.js';

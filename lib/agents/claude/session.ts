@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
 import type { ProcessExit } from '../../process/items.js';
-import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
+import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
 import { outcomeOf } from '../shared/turn-outcome.js';
-import { addUsage } from '../shared/usage.js';
+import { addUsage } from '../../operators/add-usage.js';
 import { claudeDialect, claudeUsage, type ClaudeState } from './dialect.js';
 import type { ClaudeEvent } from './events.js';
 

@@ -1,6 +1,6 @@
 import type { CliMessage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
-import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../sessions/protocol.js';
+import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
 import { outcomeOf } from '../shared/turn-outcome.js';

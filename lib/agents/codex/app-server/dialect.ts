@@ -7,7 +7,7 @@ import { field, narrowEvents, numberOf, stringOf } from '../../shared/events.js'
 import { installHint } from '../../shared/options.js';
 import { SessionHeader } from '../../shared/session.js';
 import { ToolCalls } from '../../shared/tool-calls.js';
-import { addUsage } from '../../shared/usage.js';
+import { addUsage } from '../../../operators/add-usage.js';
 import { codexStderrLine, codexUsage, retryNotice } from '../dialect.js';
 import { parseJsonRpcLine } from '../../shared/json-rpc.js';
 import { appServerEventSchemas, type AppServerEvent } from './events.js';

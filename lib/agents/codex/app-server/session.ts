@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type { AgentEvent } from '../../../operators/items.js';
 import type { ProcessExit } from '../../../process/items.js';
-import { NO_REACTION, type ProtocolFact, type ProtocolOutput, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../../sessions/protocol.js';
+import { NO_REACTION, type ProtocolFact, type ProtocolOutput, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../../operators/session-protocol.js';
 import type { SessionInput } from '../../../sessions/session-machine.js';
 import { field, stringOf } from '../../shared/events.js';
 import { outcomeOf } from '../../shared/turn-outcome.js';

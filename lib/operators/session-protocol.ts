@@ -1,7 +1,7 @@
 import type { CliMessage } from '../messages.js';
-import type { AgentEvent } from '../operators/items.js';
+import type { AgentEvent } from './items.js';
 import type { ProcessExit } from '../process/items.js';
-import type { SessionEffect, SessionInput, TurnOutcome } from './session-machine.js';
+import type { SessionEffect, SessionInput, TurnOutcome } from '../sessions/session-machine.js';
 
 /** What the session machine asks of the agent. */
 export type SessionAsk = Extract<SessionEffect, { readonly type: 'start' | 'steer' | 'abort' | 'end' }>;
