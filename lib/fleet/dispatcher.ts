@@ -9,6 +9,9 @@ import { guardOnError, asError, type ErrorReport } from './on-error.js';
 import { Queue } from './peers.js';
 import { RedisWatch } from './redis-watch.js';
 import { RunReader, type Follower } from './run-reader.js';
+import type { RunEntry } from './stream-entries.js';
+
+export type { RunEntry };
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunId, readAfter } from './stream-entries.js';
@@ -38,16 +41,6 @@ export interface RunDispatcherOptions extends FleetOptions {
   readonly onError?: (error: Error) => void;
 }
 
-/** An entry of a run's stream: its id (for a later `follow`, an SSE `id:`) and its message. */
-export interface RunEntry {
-  /**
-   * The entry's id in the run's Redis Stream: give it to {@link RunDispatcher.follow} as `after` to
-   * read on from there (an SSE `id:`).
-   */
-  readonly id: string;
-  /** The run's message. */
-  readonly message: CliMessage;
-}
 
 /**
  * The caller side of the fleet (from {@link createRunDispatcher}): runs described as data

@@ -1,5 +1,5 @@
 import { isTerminal, type TerminalFailed } from '../messages.js';
-import type { RunEntry } from './dispatcher.js';
+import type { RunEntry } from './stream-entries.js';
 import { fleetFailure } from './failure.js';
 import type { ErrorReport } from './on-error.js';
 import type { Redis } from './peers.js';

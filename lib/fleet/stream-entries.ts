@@ -40,3 +40,14 @@ export function parseEntry(fields: readonly string[]): CliMessage | null {
     return null;
   }
 }
+
+/** An entry of a run's stream: its id (for a later `follow`, an SSE `id:`) and its message. */
+export interface RunEntry {
+  /**
+   * The entry's id in the run's Redis Stream: give it to {@link RunDispatcher.follow} as `after` to
+   * read on from there (an SSE `id:`).
+   */
+  readonly id: string;
+  /** The run's message. */
+  readonly message: CliMessage;
+}

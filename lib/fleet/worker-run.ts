@@ -9,7 +9,6 @@ import { appendOrReport, runKeys, RUN_TTL_SECONDS, type FleetRedis, type RunKeys
 import { checkRunSpec, type RunSpec } from './run-spec.js';
 import { beatLapsed, heartbeatStop, isStopWhy, stopTerminal, type StopWhy } from './stop-why.js';
 import { throttleToolUpdates } from './throttle-tool-updates.js';
-import type { WorkerRunEvent } from './worker.js';
 
 /** What a run on a worker needs of its worker. */
 export interface RunHost {
@@ -182,3 +181,17 @@ class WorkerRun implements ActiveRun {
     if (why !== null) this.stop(why);
   }
 }
+
+/** What a worker did with a run. */
+export type WorkerRunEvent =
+  /** The start gate let it through: its agent is being started here. */
+  | { readonly type: 'started'; readonly runId: string; readonly agent: RunSpec['agent'] }
+  /** Not started: not a valid spec, already ended, cancelled before its start, or taken by another worker. */
+  | { readonly type: 'refused'; readonly runId: string; readonly why: 'invalid' | 'ended' | 'cancelled' | 'duplicate' }
+  /**
+   * Its processes are gone. `stopped`: why the worker stopped it (`null`: it ended by itself):
+   * `cancel`, `shutdown` (`close`), `lock` (its queue lock was lost), `ended` (another party closed
+   * its stream), `unreachable` (its heartbeat could not be renewed), `forgotten` (Redis lost the
+   * run's keys).
+   */
+  | { readonly type: 'ended'; readonly runId: string; readonly stopped: StopWhy | null };

@@ -8,11 +8,11 @@ import { guardOnError, type ErrorReport } from './on-error.js';
 import type { Redis, Worker } from './peers.js';
 import { startQueueWorker } from './queue-worker.js';
 import { appendOrReport, cancelChannel, fleetRedis, redisOptions, runKeys, type FleetOptions, type FleetRedis } from './redis.js';
-import type { RunSpec } from './run-spec.js';
-import type { StopWhy } from './stop-why.js';
 import { aborted } from './waits.js';
 import { agentSource, WORKER_ENV, type WorkerAgents } from './worker-agents.js';
-import { runJob, type ActiveRun, type RunHost } from './worker-run.js';
+import { runJob, type ActiveRun, type RunHost, type WorkerRunEvent } from './worker-run.js';
+
+export type { WorkerRunEvent };
 
 /**
  * Options of {@link serveRuns}: where Redis is (see {@link FleetOptions}), how many runs at once, and
@@ -50,19 +50,6 @@ export interface ServeRunsOptions extends FleetOptions {
   readonly onRunEvent?: (event: WorkerRunEvent) => void;
 }
 
-/** What a worker did with a run. */
-export type WorkerRunEvent =
-  /** The start gate let it through: its agent is being started here. */
-  | { readonly type: 'started'; readonly runId: string; readonly agent: RunSpec['agent'] }
-  /** Not started: not a valid spec, already ended, cancelled before its start, or taken by another worker. */
-  | { readonly type: 'refused'; readonly runId: string; readonly why: 'invalid' | 'ended' | 'cancelled' | 'duplicate' }
-  /**
-   * Its processes are gone. `stopped`: why the worker stopped it (`null`: it ended by itself):
-   * `cancel`, `shutdown` (`close`), `lock` (its queue lock was lost), `ended` (another party closed
-   * its stream), `unreachable` (its heartbeat could not be renewed), `forgotten` (Redis lost the
-   * run's keys).
-   */
-  | { readonly type: 'ended'; readonly runId: string; readonly stopped: StopWhy | null };
 
 /** A running worker (from {@link serveRuns}). */
 export interface RunServer {

@@ -65,3 +65,26 @@ export type PipelineItem<E extends AgentEvent = AgentEvent> = EventItem<E> | Inv
 export function isExit(item: { readonly kind: string }): item is RunExit {
   return item.kind === 'exit';
 }
+
+/** What one event says about a text: a delta, a cumulative snapshot, or both. */
+export interface TextReading {
+  readonly channel: TextChannel;
+  /**
+   * Which text this is (e.g. a message id, or a message and block). Snapshots are compared with
+   * what was emitted for the same key; state is kept across turns, so a replayed message is never
+   * emitted twice.
+   */
+  readonly key: string;
+  /** The new piece, when the event carries one. Preferred over the snapshot. */
+  readonly delta?: string;
+  /** The whole text of the key so far. */
+  readonly snapshot?: string;
+  /**
+   * The snapshot is the key's final text (pi: the message's `message_end`): a snapshot held back as
+   * a possible replayed prefix (`replayedPrefix`) is then decided, not held any longer.
+   */
+  readonly final?: boolean;
+}
+
+/** Says what text an event carries, if any. */
+export type TextReader<E extends AgentEvent = AgentEvent> = (event: E) => TextReading | readonly TextReading[] | null;

@@ -1,5 +1,4 @@
-import type { TextChannel, TextItem, WithdrawItem } from './items.js';
-import type { TextReading } from './snapshot-to-delta.js';
+import type { TextChannel, TextItem, TextReading, WithdrawItem } from './items.js';
 
 interface KeyText {
   /** A replayed prefix: the text of earlier messages that this one began by repeating (never emitted). */
