@@ -4,7 +4,8 @@ import { Observable } from 'rxjs';
 import split2 from 'split2';
 import { parsePiLine } from '../lib/agents/pi/events.js';
 import { parsePiBytes } from '../lib/agents/pi/parse-bytes.js';
-import { parseJsonLine, piEventSchemas, piOutputToMessages, type ProcessItem } from '../lib/index.js';
+import { parseJsonLine, type ProcessItem } from '../lib/index.js';
+import { piEventSchemas, piOutputToMessages } from '../lib/dialects.js';
 import { LineFramer } from '../lib/process/line-framer.js';
 import { summarize, type Summary } from './util.js';
 

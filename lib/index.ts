@@ -19,19 +19,12 @@ export { processLines } from './sources/process-lines.js';
 
 // Sessions: one agent process, many turns
 export { acpSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
-export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions, type PermissionPolicy, type PermissionDecision, type AcpClientHandlers } from './agents/acp/client.js';
+export type { PermissionPolicy, PermissionDecision, AcpClientHandlers } from './agents/acp/client.js';
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
-export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent } from './agents/acp/dialect.js';
-export { runSession, type SessionSpec } from './sessions/run-session.js';
+export { processSession, type SessionSpec } from './sessions/process-session.js';
 export type { SettingsOverlay } from './agents/definition.js';
 export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './operators/session-protocol.js';
 export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
-export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
-export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
-export { codexAppServerProtocol, type AppServerSessionState, type AppServerSessionOptions } from './agents/codex/app-server/session.js';
-export { codexAppServerDialect, createAppServerTextReader, appServerTurnEnd, type AppServerState } from './agents/codex/app-server/dialect.js';
-export { appServerEventSchemas, type AppServerEvent } from './agents/codex/app-server/events.js';
-export { parseJsonRpcLine } from './agents/shared/json-rpc.js';
 
 // Operators
 export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';
@@ -54,11 +47,6 @@ export type {
   PipelineItem,
 } from './operators/items.js';
 
-// pi
-export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, type PiDialectOptions } from './agents/pi/dialect.js';
-export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
-export { parsePiBytes } from './agents/pi/parse-bytes.js';
-export { ByteLine } from './agents/shared/byte-line.js';
 
 // The agent table
 // The agents: each one's definition, options, run and session (runPi, piSession, …), and the table of them
@@ -67,26 +55,8 @@ export { runAgent } from './sources/run-agent.js';
 export { agentSession } from './sessions/agent-session.js';
 export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, Platform, RunOverlay } from './agents/definition.js';
 
-// Claude Code
-export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
-export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 
-// Codex
-export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
-export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';
 
-// Gemini CLI
-export {
-  geminiDialect,
-  geminiOutputToMessages,
-  createGeminiTextReader,
-  geminiTurnEnd,
-  geminiStderrLine,
-  mapGeminiStderrLine,
-  type GeminiState,
-  type GeminiDialectOptions,
-} from './agents/gemini/dialect.js';
-export { geminiEventSchemas, type GeminiEvent, type GeminiStats } from './agents/gemini/events.js';
 
 // Messages (schemas, types, guards), fromAgentEventSource, retryAgentRun and isRetryableFailure:
 // the browser-safe entry is an explicit barrel itself, so re-exporting it whole leaks nothing and

@@ -4,7 +4,7 @@ import { checkOptions } from '../agents/shared/option-schemas.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { programOf } from '../agents/shared/setup/find-executable.js';
-import { runSession } from './run-session.js';
+import { processSession } from './process-session.js';
 
 /**
  * Any agent's interactive session from its definition: what `piSession`, `claudeCodeSession`,
@@ -27,12 +27,12 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   const spec = { args, protocol, dialect, ...(overlay === undefined ? {} : { overlay }) };
   const named = invocation.executable;
   // Every option is checked now, whichever program is found later.
-  if (named !== undefined) return runSession({ ...spec, command: named, processOptions });
+  if (named !== undefined) return processSession({ ...spec, command: named, processOptions });
   resolveProcessOptions(definition.executable.names[0] ?? definition.name, args, processOptions);
   return (commands) =>
     defer(() => {
       const program = programOf(definition, undefined, processOptions);
-      return commands.pipe(runSession({ ...spec, command: program.command, processOptions: program.processOptions }));
+      return commands.pipe(processSession({ ...spec, command: program.command, processOptions: program.processOptions }));
     });
 }
 

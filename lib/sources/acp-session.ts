@@ -6,7 +6,7 @@ import { acpDialect } from '../agents/acp/dialect.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import type { ProcessOptions } from '../process/options.js';
-import { runSession } from '../sessions/run-session.js';
+import { processSession } from '../sessions/process-session.js';
 
 /** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
 export interface AcpClientOptions {
@@ -43,7 +43,7 @@ export function acpSession(options: AcpSessionOptions): OperatorFunction<Session
   const { command, args = [], name = 'ACP agent', permission, handlers, mcpServers, ...processOptions } = options;
   checkString('command', command);
   checkStringLists({ args });
-  return runSession({
+  return processSession({
     command,
     args,
     // ACP has no abort of its own process: SIGTERM, then the tree kill after the grace period.

@@ -6,15 +6,8 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import {
-  claudeOutputToMessages,
-  CliMessageSchema,
-  codexOutputToMessages,
-  geminiOutputToMessages,
-  piOutputToMessages,
-  RUN_MARKER_ENV,
-  type ProcessItem,
-} from '../../lib/index.js';
+import { CliMessageSchema, RUN_MARKER_ENV, type ProcessItem } from '../../lib/index.js';
+import { claudeOutputToMessages, codexOutputToMessages, geminiOutputToMessages, piOutputToMessages } from '../../lib/dialects.js';
 import { claudeExecutable } from '../../lib/agents/claude/executable.js';
 import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js';
 import { parseDuration } from '../../lib/cli/duration.js';
@@ -497,7 +490,7 @@ describe('agent-rx run --agent gemini', () => {
   it('the usage lists gemini, its sessions and --approval-mode', () => {
     expect(RUN_USAGE).toContain('--agent <pi|claude|codex|gemini>');
     expect(RUN_USAGE).toContain('--approval-mode <mode>  gemini: default, auto_edit, yolo, plan');
-    expect(RUN_USAGE).toMatch(/gemini: new, latest or a\s+session id \(or index\) to resume/);
+    expect(RUN_USAGE).toMatch(/gemini: new, latest or a\s+session id\s+\(or index\) to resume/);
   });
 
   it('takes --approval-mode, --session latest or an index, --model and --no-agent-retry', () => {
@@ -507,8 +500,8 @@ describe('agent-rx run --agent gemini', () => {
   });
 
   it('refuses what runGemini refuses, as usage errors: an unknown approval mode', () => {
-    expect(usageError(['--agent', 'gemini', '--approval-mode', 'always', 'hi'])).toContain('approvalMode must be one of default, auto_edit, yolo, plan');
-    expect(usageError(['--agent', 'gemini', '--approval-mode', '', 'hi'])).toContain('approvalMode must be one of');
+    expect(usageError(['--agent', 'gemini', '--approval-mode', 'always', 'hi'])).toContain("--approval-mode must be one of default, auto_edit, yolo, plan; got 'always'");
+    expect(usageError(['--agent', 'gemini', '--approval-mode', '', 'hi'])).toContain('--approval-mode must be one of');
   });
 
   it('runs the executable it is given as Gemini CLI: the options as its arguments, the prompt on stdin', async () => {

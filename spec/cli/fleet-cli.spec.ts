@@ -127,8 +127,8 @@ describe('agent-rx worker and agent-rx run --fleet', () => {
 
   it('says a refusal of the library once under the command\u2019s name, never "agent-rx: " twice', async () => {
     const cases: [readonly string[], string][] = [
-      [['run', '--fleet', 'redis://127.0.0.1:1', '--model', '', 'hi'], 'agent-rx run: not a run spec (options.model: Too small: expected string to have >=1 characters)'],
-      [['run', '--model', '', 'hi'], 'agent-rx run: model must be a non-empty string'],
+      [['run', '--fleet', 'redis://127.0.0.1:1', '--model', '', 'hi'], 'agent-rx run: not a run spec: options.model must be a non-empty string; got ""'],
+      [['run', '--model', '', 'hi'], 'agent-rx run: model must be a non-empty string; got ""'],
       [['worker', '--redis', 'redis://127.0.0.1:1', '--allow-cwd', '/no/such/folder'], 'agent-rx worker: --allow-cwd /no/such/folder: no such directory'],
     ];
     for (const [args, line] of cases) {

@@ -143,7 +143,7 @@ describe('a fleet run', () => {
 
   it('refuses a spec that is not one before anything is enqueued, and anything that names what runs it', () => {
     const dispatcher = world.dispatcher();
-    expect(() => dispatcher.run({ agent: 'pi', options: { prompt: '  ' } })).toThrow(/prompt is empty/);
+    expect(() => dispatcher.run({ agent: 'pi', options: { prompt: '  ' } })).toThrow(/options.prompt must not be empty/);
     expect(() => dispatcher.run({ agent: 'pi', options: { prompt: 'hi', executable: '/bin/sh' } } as never)).toThrow(TypeError);
     expect(() => dispatcher.run({ agent: 'pi', options: { prompt: 'hi', env: { A: '1' } } } as never)).toThrow(TypeError);
     expect(() => dispatcher.run({ agent: 'cursor', options: { prompt: 'hi' } } as never)).toThrow(TypeError);

@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import { runSession, type Dialect, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
+import { processSession, type Dialect, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
 import type { AgentEvent } from '../../lib/operators/items.js';
 import { fixture } from './processes.js';
 import type { ProcessTag } from './tagged-processes.js';
@@ -59,7 +59,7 @@ export interface FixtureSessionOptions {
 
 /** A session on the fixture agent: `echo:X` says X, `hang` waits, `crash` exits 3, `tool` starts `sleep 30`. */
 export function fixtureSession(onStopped: (report: StopReport) => void, options: FixtureSessionOptions): OperatorFunction<SessionCommand, SessionMessage> {
-  return runSession({
+  return processSession({
     command: options.command ?? process.execPath,
     args: [fixture('session-agent.mjs')],
     processOptions: {

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { appliedAnswer } from '../helpers/answer.js';
 import fc from 'fast-check';
 import { from } from 'rxjs';
-import { collectRun, piOutputToMessages, type CliMessage, type ProcessItem, type RunResult } from '../../lib/index.js';
+import { collectRun, type CliMessage, type ProcessItem, type RunResult } from '../../lib/index.js';
+import { piOutputToMessages } from '../../lib/dialects.js';
 import { exit } from '../helpers/items.js';
 
 /**

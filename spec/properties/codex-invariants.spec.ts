@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { CliMessageSchema, codexOutputToMessages, isTerminal, type CliMessage, type ProcessItem } from '../../lib/index.js';
+import { CliMessageSchema, isTerminal, type CliMessage, type ProcessItem } from '../../lib/index.js';
+import { codexOutputToMessages } from '../../lib/dialects.js';
 import { exit } from '../helpers/items.js';
 
 /**

@@ -1,23 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { from, pipe, Subject, type OperatorFunction } from 'rxjs';
-import {
-  bufferThinkingUntilTurnEnd,
-  collectInvalidLines,
-  mapToCliMessage,
-  parseJsonLine,
-  parsePiLine,
-  piDialect,
-  piEventSchemas,
-  piOutputToMessages,
-  piTurnEnd,
-  readPiText,
-  snapshotToDelta,
-  type CliMessage,
-  type EventValidator,
-  type ProcessExit,
-  type ProcessItem,
-} from '../../lib/index.js';
+import { bufferThinkingUntilTurnEnd, collectInvalidLines, mapToCliMessage, parseJsonLine, snapshotToDelta, type CliMessage, type EventValidator, type ProcessExit, type ProcessItem } from '../../lib/index.js';
+import { parsePiLine, piDialect, piEventSchemas, piOutputToMessages, piTurnEnd, readPiText } from '../../lib/dialects.js';
 import { exit as exitItem } from '../helpers/items.js';
 
 /**

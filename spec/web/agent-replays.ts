@@ -7,7 +7,7 @@ export interface ReplayExpectation {
   readonly describe: string;
   /** The answer's text blocks: before the tool call, and after it. */
   readonly texts: readonly string[];
-  readonly tool: { readonly name: string; readonly command: string; readonly output: string };
+  readonly tool: { readonly name: string; readonly command: string; readonly summary: string; readonly output: string };
   readonly totalTokens: number;
 }
 
@@ -22,21 +22,21 @@ export const OTHER_AGENT_REPLAYS: readonly ReplayExpectation[] = [
     agent: 'claude',
     describe: `replay of a recorded Claude Code run: ${DEFAULT_TRANSCRIPTS.claude} (offline; --real runs Claude Code)`,
     texts: ['I will run a command.', 'The command printed: hello'],
-    tool: { name: 'Bash', command: 'echo hello', output: 'hello' },
+    tool: { name: 'Bash', command: 'echo hello', summary: 'echo hello', output: 'hello' },
     totalTokens: 96,
   },
   {
     agent: 'codex',
     describe: `replay of a recorded Codex run: ${DEFAULT_TRANSCRIPTS.codex} (offline; --real runs Codex)`,
     texts: ['I will run `echo hello`.', CODEX_ANSWER],
-    tool: { name: 'command_execution', command: "/bin/bash -lc 'echo hello'", output: 'hello\n' },
+    tool: { name: 'command_execution', command: "/bin/bash -lc 'echo hello'", summary: 'echo hello', output: 'hello\n' },
     totalTokens: 167,
   },
   {
     agent: 'gemini',
     describe: `replay of a recorded Gemini CLI run: ${DEFAULT_TRANSCRIPTS.gemini} (offline; --real runs Gemini CLI)`,
     texts: ['I will run `echo hello`.', GEMINI_ANSWER],
-    tool: { name: 'run_shell_command', command: 'echo hello', output: 'hello' },
+    tool: { name: 'run_shell_command', command: 'echo hello', summary: 'echo hello', output: 'hello' },
     totalTokens: 167,
   },
 ];

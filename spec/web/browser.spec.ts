@@ -326,7 +326,8 @@ describe.each(OTHER_AGENT_REPLAYS)('the web example running the $agent replay in
     const tool = page.locator('.tool');
     expect(await tool.getAttribute('data-state')).toBe('completed');
     expect(await tool.locator('.tool-head b').textContent()).toBe(`▸ ${expected.tool.name}`);
-    expect(await tool.locator('.tool-input').textContent()).toBe(expected.tool.command);
+    // The card shows the call's one-line summary (a Codex command without its `bash -lc` wrapping).
+    expect(await tool.locator('.tool-input').textContent()).toBe(expected.tool.summary);
     expect(await tool.locator('pre').textContent()).toBe(expected.tool.output);
     expect(await page.textContent('#status')).toMatch(new RegExp(`^✓ Completed · ${expected.totalTokens} tokens · \\d+\\.\\d s$`));
     await screenshot(page, `completed-${expected.agent}.png`);

@@ -86,7 +86,7 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * // What acpSession does, by hand, with a policy that allows the agent's tools once at a time.
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'my-acp-agent',
  *       args: ['--stdio'],
  *       processOptions: { interrupt: { signal: 'SIGTERM' } },

@@ -87,7 +87,7 @@ export interface AcpState {
  *
  * @example
  * // The content of any ACP agent's session; its turns are acpClientProtocol's.
- * const session = runSession({
+ * const session = processSession({
  *   command: 'my-acp-agent',
  *   args: [],
  *   processOptions: {},

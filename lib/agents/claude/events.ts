@@ -9,7 +9,7 @@ const Block = z.looseObject({ type: z.string() });
 
 /**
  * The zod schemas of the Claude Code lines agent-rx reads (`claude -p --output-format stream-json`),
- * by their `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ * by their `type`; loose: only what is read is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const claudeEventSchemas = {
   system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional() }),

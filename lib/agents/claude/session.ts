@@ -77,7 +77,7 @@ const INITIALIZE = 'agent-rx-initialize';
  * // What claudeCodeSession does, by hand: Claude Code's duplex stream-json mode.
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'claude',
  *       args: ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages'],
  *       processOptions: {},

@@ -19,7 +19,7 @@ const Usage = z.looseObject({
 
 /**
  * The zod schemas of the Codex lines agent-rx reads (`codex exec --experimental-json`), by their
- * `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ * `type`; loose: only what is read is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const codexEventSchemas = {
   'thread.started': z.looseObject({ type: z.literal('thread.started'), thread_id: z.string() }),

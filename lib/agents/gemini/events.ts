@@ -19,7 +19,7 @@ const Stats = z.looseObject({
 
 /**
  * The zod schemas of the Gemini CLI lines agent-rx reads (`--output-format stream-json`), by their
- * `type`; loose: only what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ * `type`; loose: only what is read is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const geminiEventSchemas = {
   init: z.looseObject({ type: z.literal('init'), session_id: z.string(), model: z.string().optional() }),

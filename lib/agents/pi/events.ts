@@ -31,7 +31,7 @@ const ToolResult = z.looseObject({ content: z.array(ContentBlock).optional() });
 
 /**
  * The zod schemas of the pi events agent-rx reads (`pi --mode json`), by their `type`; loose: only
- * what is read is checked. For {@link parseJsonLine}'s `schemas`.
+ * what is read is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const piEventSchemas = {
   session: z.looseObject({ type: z.literal('session'), id: z.string() }),

@@ -58,7 +58,7 @@ const dialect = piDialect();
  * // pi's RPC mode continuing the latest session of this folder.
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'pi',
  *       args: ['--mode', 'rpc', '--continue'],
  *       processOptions: { interrupt: { signal: 'SIGTERM' } },

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { claudeOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { claudeOutputToMessages } from '../../../lib/dialects.js';
 import { claudeFacts } from '../../helpers/claude-transcripts.js';
 import { CLAUDE_DERIVED, derivedReadme, derivedText, DIFFERENT_FALLBACK, fixtureLines, TEXT_PARTIAL, TOOL_PARTIAL } from '../../helpers/derive-transcripts.js';
 import { from, lastValueFrom, toArray } from 'rxjs';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { claudeOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { claudeOutputToMessages } from '../../../lib/dialects.js';
 import { exit } from '../../helpers/items.js';
 
 const line = (value: object): ProcessItem => ({ kind: 'line', text: JSON.stringify(value) });

@@ -1,15 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { from } from 'rxjs';
-import {
-  codexAppServerDialect,
-  codexDialect,
-  codexOutputToMessages,
-  codexStderrLine,
-  createCodexTextReader,
-  mapToCliMessage,
-  type CliMessage,
-  type ProcessItem,
-} from '../../../lib/index.js';
+import { mapToCliMessage, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { codexAppServerDialect, codexDialect, codexOutputToMessages, codexStderrLine, createCodexTextReader } from '../../../lib/dialects.js';
 import { exit, runExit, scheduler, terminalFailed } from '../../helpers/items.js';
 
 const line = (value: object): ProcessItem => ({ kind: 'line', text: JSON.stringify(value) });

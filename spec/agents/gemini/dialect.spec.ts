@@ -1,17 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  agentOutputToMessages,
-  createGeminiTextReader,
-  geminiDialect,
-  geminiOutputToMessages,
-  geminiStderrLine,
-  geminiTurnEnd,
-  mapGeminiStderrLine,
-  type CliMessage,
-  type Dialect,
-  type GeminiState,
-  type ProcessItem,
-} from '../../../lib/index.js';
+import { agentOutputToMessages, type CliMessage, type Dialect, type ProcessItem } from '../../../lib/index.js';
+import { createGeminiTextReader, geminiDialect, geminiOutputToMessages, geminiStderrLine, geminiTurnEnd, mapGeminiStderrLine, type GeminiState } from '../../../lib/dialects.js';
 import { exit, scheduler, terminalFailed } from '../../helpers/items.js';
 import { geminiFacts } from '../../helpers/gemini-transcripts.js';
 

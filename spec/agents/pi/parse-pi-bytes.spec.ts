@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { parsePiBytes } from '../../../lib/index.js';
+import { parsePiBytes } from '../../../lib/dialects.js';
 import { byteByByte, cutAt, cutPositions, piTranscriptNames, printedLines } from '../../helpers/byte-chunks.js';
 
 type Json = Record<string, unknown>;

@@ -3,7 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { lastValueFrom, from, toArray } from 'rxjs';
 import { parsePiLine } from '../../../lib/agents/pi/events.js';
-import { piOutputToMessages, type ProcessItem } from '../../../lib/index.js';
+import { type ProcessItem } from '../../../lib/index.js';
+import { piOutputToMessages } from '../../../lib/dialects.js';
 import { exit, line } from '../../helpers/items.js';
 import { fixture } from '../../helpers/processes.js';
 

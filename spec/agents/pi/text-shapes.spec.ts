@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { piOutputToMessages, type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { type CliMessage, type ProcessItem } from '../../../lib/index.js';
+import { piOutputToMessages } from '../../../lib/dialects.js';
 import { derivedReadme, derivedText, fixtureLines, PI_DERIVED, THINKING_TEXT, TOOL_THEN_TEXT } from '../../helpers/derive-transcripts.js';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { appliedAnswer, replayLines } from '../../helpers/answer.js';

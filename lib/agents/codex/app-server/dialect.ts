@@ -100,7 +100,7 @@ const CODEX_INSTALL_HINT = installHint('Codex', '@openai/codex');
  * // What codexSession does, by hand (without finding the native binary): one Codex thread in this folder.
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'codex',
  *       args: ['app-server'],
  *       processOptions: {},

@@ -60,7 +60,7 @@ const VERSION = (createRequire(import.meta.url)('../../../../package.json') as {
  * // A session that resumes a Codex thread (its id from an earlier session.started).
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'codex',
  *       args: ['app-server'],
  *       processOptions: {},

@@ -40,7 +40,7 @@ const announcing: SessionProtocol<{ ready: boolean }> = {
   },
 };
 
-describe('runSession on a real process', () => {
+describe('processSession on a real process', () => {
   it('writes the commands as lines, reads the turns back, and ends when the commands complete', async () => {
     const messages = await lastValueFrom(
       from<SessionCommand[]>([{ type: 'prompt', text: 'echo:one' }, { type: 'prompt', text: 'echo:two' }]).pipe(

@@ -52,7 +52,7 @@ export interface SessionSpec<S, P> {
  * // What piSession does, by hand: pi's RPC mode, its dialect for the content, its protocol for the turns.
  * commands
  *   .pipe(
- *     runSession({
+ *     processSession({
  *       command: 'pi',
  *       args: ['--mode', 'rpc'],
  *       processOptions: { interrupt: { signal: 'SIGTERM' } }, // pi ends its tool commands on SIGTERM
@@ -62,7 +62,7 @@ export interface SessionSpec<S, P> {
  *   )
  *   .subscribe(render);
  */
-export function runSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<SessionCommand, SessionMessage> {
+export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<SessionCommand, SessionMessage> {
   const { command, args, dialect, protocol, overlay } = spec;
   const scheduler = spec.scheduler ?? asyncScheduler;
   // Checked now: a programmer error throws here, not at subscribe time.
