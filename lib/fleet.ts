@@ -14,7 +14,7 @@ export { fleetFailure } from './fleet/failure.js';
 // Worker side
 export { serveRuns, type RunServer, type ServeRunsOptions, type WorkerRunEvent } from './fleet/worker.js';
 export { WORKER_ENV, type WorkerAgents } from './fleet/worker-agents.js';
-export type { StopWhy } from './fleet/stop-why.js';
+export type { WorkerStopReason } from './fleet/stop-reason.js';
 
 // Where a worker's runs may work
 export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';

@@ -7,7 +7,7 @@ import { asError, type ErrorReport } from './on-error.js';
 import { UnrecoverableError } from './peers.js';
 import { appendOrReport, runKeys, RUN_TTL_SECONDS, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
-import { beatLapsed, heartbeatStop, isStopWhy, stopTerminal, type StopWhy } from './stop-why.js';
+import { beatLapsed, heartbeatStop, isWorkerStopReason, stopTerminal, type WorkerStopReason } from './stop-reason.js';
 import { throttleToolUpdates } from './throttle-tool-updates.js';
 
 /** What a run on a worker needs of its worker. */
@@ -30,7 +30,7 @@ export interface RunHost {
 
 /** A run being run here. */
 export interface ActiveRun {
-  stop(why: StopWhy): void;
+  stop(why: WorkerStopReason): void;
 }
 
 /**
@@ -79,7 +79,7 @@ class WorkerRun implements ActiveRun {
   #beat: NodeJS.Timeout | undefined;
   /** Nothing more is written from the agent: its terminal came, it ended, or it was stopped. */
   #over = false;
-  #stopped: StopWhy | null = null;
+  #stopped: WorkerStopReason | null = null;
   #processesGone = false;
   #lastBeat = performance.now();
 
@@ -97,7 +97,7 @@ class WorkerRun implements ActiveRun {
     }, host.heartbeatMs);
     host.active.set(this.#runId, this);
     signal?.addEventListener('abort', () => {
-      this.stop(isStopWhy(signal.reason) ? signal.reason : 'cancel');
+      this.stop(isWorkerStopReason(signal.reason) ? signal.reason : 'cancel');
     });
     let source: Observable<CliMessage>;
     try {
@@ -130,7 +130,7 @@ class WorkerRun implements ActiveRun {
     });
   }
 
-  stop(why: StopWhy): void {
+  stop(why: WorkerStopReason): void {
     if (this.#stopped !== null || this.#over) return;
     this.#stopped = why;
     this.#over = true;
@@ -194,4 +194,4 @@ export type WorkerRunEvent =
    * its stream), `unreachable` (its heartbeat could not be renewed), `forgotten` (Redis lost the
    * run's keys).
    */
-  | { readonly type: 'ended'; readonly runId: string; readonly stopped: StopWhy | null };
+  | { readonly type: 'ended'; readonly runId: string; readonly stopped: WorkerStopReason | null };

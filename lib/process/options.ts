@@ -1,4 +1,5 @@
 import { isObservable, type Observable } from 'rxjs';
+import type { StopCause } from './items.js';
 
 /** Input for a process: fixed bytes, or a stream of chunks for a long-lived conversation. */
 export type StdinSource = string | Uint8Array | Observable<string | Uint8Array>;
@@ -66,7 +67,7 @@ export interface StopReport {
   /** `true` when the run was stopped (unsubscribe, `stopAllRuns`, a time limit), `false` when it exited itself. */
   readonly requested: boolean;
   /** What stopped it: `unsubscribe`, `host` (`stopAllRuns()`), `timeout`; `null` when it exited itself. */
-  readonly cause: 'unsubscribe' | 'host' | 'timeout' | null;
+  readonly cause: 'unsubscribe' | StopCause['kind'] | null;
   /** Whether the root exited during the grace period (no SIGKILL needed for it). */
   readonly exitedGracefully: boolean;
   /** Pids that were sent SIGKILL. */

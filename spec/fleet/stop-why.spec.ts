@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { beatLapsed, heartbeatStop, isStopWhy, stopTerminal, type StopWhy } from '../../lib/fleet/stop-why.js';
+import { beatLapsed, heartbeatStop, isWorkerStopReason, stopTerminal, type WorkerStopReason } from '../../lib/fleet/stop-reason.js';
 
 describe('heartbeatStop', () => {
   it.each([
@@ -42,10 +42,10 @@ describe('stopTerminal', () => {
   });
 });
 
-describe('isStopWhy', () => {
+describe('isWorkerStopReason', () => {
   it('knows the six reasons, and nothing else (an abort signal may carry anything)', () => {
-    const whys: StopWhy[] = ['cancel', 'shutdown', 'lock', 'ended', 'unreachable', 'forgotten'];
-    for (const why of whys) expect(isStopWhy(why)).toBe(true);
-    for (const other of ['stopped', '', undefined, 3, new Error('cancel')]) expect(isStopWhy(other)).toBe(false);
+    const whys: WorkerStopReason[] = ['cancel', 'shutdown', 'lock', 'ended', 'unreachable', 'forgotten'];
+    for (const why of whys) expect(isWorkerStopReason(why)).toBe(true);
+    for (const other of ['stopped', '', undefined, 3, new Error('cancel')]) expect(isWorkerStopReason(other)).toBe(false);
   });
 });

@@ -8,13 +8,13 @@ import { fleetFailure } from './failure.js';
  * `lock` (its queue lock was lost), `ended` (another party closed its stream), `unreachable` (its
  * heartbeat could not be renewed for `heartbeatTtlMs`), `forgotten` (Redis lost the run's keys).
  */
-export type StopWhy = 'cancel' | 'shutdown' | 'lock' | 'ended' | 'unreachable' | 'forgotten';
+export type WorkerStopReason = 'cancel' | 'shutdown' | 'lock' | 'ended' | 'unreachable' | 'forgotten';
 
-const STOP_WHYS: readonly string[] = ['cancel', 'shutdown', 'lock', 'ended', 'unreachable', 'forgotten'];
+const WORKER_STOP_REASONS: readonly string[] = ['cancel', 'shutdown', 'lock', 'ended', 'unreachable', 'forgotten'];
 
-/** Whether a value (an abort signal's reason) names a {@link StopWhy}. */
-export function isStopWhy(value: unknown): value is StopWhy {
-  return typeof value === 'string' && STOP_WHYS.includes(value);
+/** Whether a value (an abort signal's reason) names a {@link WorkerStopReason}. */
+export function isWorkerStopReason(value: unknown): value is WorkerStopReason {
+  return typeof value === 'string' && WORKER_STOP_REASONS.includes(value);
 }
 
 /**
@@ -26,7 +26,7 @@ export function isStopWhy(value: unknown): value is StopWhy {
  * @example
  * heartbeatStop('cancelled'); // 'cancel': a cancel that pub/sub may have lost
  */
-export function heartbeatStop(answer: string): StopWhy | null {
+export function heartbeatStop(answer: string): WorkerStopReason | null {
   switch (answer) {
     case 'ended':
       return 'ended';
@@ -47,7 +47,7 @@ export function beatLapsed(sinceAnsweredMs: number, heartbeatTtlMs: number): boo
 }
 
 /** The terminal a stopped run's stream gets from its worker (none when someone else closed it). */
-export function stopTerminal(why: StopWhy, worker: string): TerminalFailed | null {
+export function stopTerminal(why: WorkerStopReason, worker: string): TerminalFailed | null {
   switch (why) {
     case 'cancel':
       return fleetFailure('aborted', 'the run was cancelled');
