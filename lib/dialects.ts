@@ -6,10 +6,12 @@
  * parts may change with the agents' CLIs.
  *
  * @example
- * import { parseJsonLine, agentOutputToMessages } from 'agent-rx';
+ * import { from } from 'rxjs';
+ * import { agentOutputToMessages } from 'agent-rx';
  * import { claudeDialect } from 'agent-rx/dialects';
  *
- * recordedLines$.pipe(agentOutputToMessages(claudeDialect())).subscribe(render);
+ * // A recorded Claude Code run, read as a run of it would be.
+ * from(recordedItems).pipe(agentOutputToMessages(claudeDialect())).subscribe(console.log);
  *
  * @module agent-rx/dialects
  */

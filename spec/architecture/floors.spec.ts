@@ -35,7 +35,7 @@ describe('the floors', () => {
     ['lib/sessions/session-machine.ts', "import { piAgent } from '../agents/pi/definition.js';", 'a floor below agents/'],
     ['lib/sessions/session-machine.ts', "import { readFileSync } from 'node:fs';", 'a pure floor touches no file system'],
     ['lib/sources/run-agent.ts', "import { AGENTS } from '../agent-table.js';", 'the entry points and the agent table'],
-    ['lib/sessions/run-session.ts', "import { serveAcp } from '../serve/serve-acp.js';", 'a floor below serve/'],
+    ['lib/sessions/process-session.ts', "import { serveAcp } from '../serve/serve-acp.js';", 'a floor below serve/'],
     ['lib/agent-table.ts', "import { serveRuns } from './fleet.js';", 'the entry points and the agent table'],
     ['lib/fleet/worker.ts', "import { main } from '../cli/main.js';", 'a floor below cli/'],
     ['lib/serve/serve-acp.ts', "import { renderIntro } from '../cli/render.js';", 'a floor below cli/'],
