@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { CliMessage } from '../../messages.js';
+import { TOOL_KINDS, type CliMessage, type ToolKind } from '../../messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
@@ -76,14 +76,31 @@ export interface AcpState {
   readonly tools: ToolCalls;
   /** The names of the tool calls seen, by id (an update may leave its title out). */
   readonly names: Map<string, string>;
+  /** Tool calls announced without their input, held until an update brings it (see {@link acpDialect}). */
+  readonly held: Map<string, HeldCall>;
   /** The last error an answer of the agent carried. */
   lastError: string | undefined;
+}
+
+/** A tool call the agent announced with an empty input: what it said of it so far. */
+export interface HeldCall {
+  name: string;
+  kind: ToolKind | undefined;
+  /** The call's latest title (`Shell: echo hello`), the input when no other comes. */
+  title: string | undefined;
 }
 
 /**
  * The dialect of an Agent Client Protocol agent (JSON-RPC lines): text and thought chunks as
  * deltas, tool calls and their updates (whose content replaces the last), and notices as warnings.
  * How a turn ends is the session protocol's: the answer to its `session/prompt`.
+ *
+ * A tool call's `name` is the agent's own name for the tool where it gives one (`_meta.toolName`,
+ * e.g. Qwen Code's `run_shell_command`), else its ACP `kind`; its `kind` is the ACP kind. An agent
+ * may announce a call before its input is known (`rawInput: {}`, a bare title) and send the input
+ * in a later `tool_call_update`: such a `tool.call` is held until the first update that carries an
+ * input, and goes out at the latest with the call's first output or result, or with the answer
+ * that ends the turn (then with its title as the input), so that none is lost or held for ever.
  *
  * @example
  * // The content of any ACP agent's session; its turns are acpClientProtocol's.
@@ -103,7 +120,7 @@ export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
     parse: parseJsonRpcLine,
     createTextReader: createAcpTextReader,
     turnEnd: acpTurnEnd,
-    createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), lastError: undefined }),
+    createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), held: new Map(), lastError: undefined }),
     map: mapAcpEvent,
     conclude: (): Conclusion => ({ kind: 'inconclusive', message: `the ${name} ended its session` }),
     lastError: (state) => state.lastError,
@@ -115,7 +132,8 @@ function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] 
   if (event.type === 'response') {
     const error = stringOf(field(event['error'], 'message'));
     if (error !== undefined) state.lastError = error;
-    return [];
+    // The answer ends the prompt: a call still waiting for its input goes out as it is.
+    return [...state.held.keys()].flatMap((id) => release(state, id, undefined));
   }
   const update = updateOf(event);
   if (update === null) return [];
@@ -133,32 +151,72 @@ function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] 
   }
 }
 
-/** The name a tool is known by: its `name`, else its kind (`execute`, `edit`, …), else `tool`. */
+/** The name a tool is known by: the agent's own (`_meta.toolName`), its `name`, else its kind (`execute`, `edit`, …), else `tool`. */
 function toolName(update: Readonly<Record<string, unknown>>): string {
-  return stringOf(update['name']) ?? stringOf(update['kind']) ?? 'tool';
+  return stringOf(field(update['_meta'], 'toolName')) ?? stringOf(update['name']) ?? stringOf(update['kind']) ?? 'tool';
+}
+
+/** The call's ACP kind, when it is one of the contract's. */
+function toolKind(update: Readonly<Record<string, unknown>>): ToolKind | undefined {
+  const kind = update['kind'];
+  return (TOOL_KINDS as readonly unknown[]).includes(kind) ? (kind as ToolKind) : undefined;
+}
+
+/** Whether a call's `rawInput` says nothing yet: absent, null or `{}`. */
+function emptyInput(input: unknown): boolean {
+  return input === undefined || input === null || (typeof input === 'object' && !Array.isArray(input) && Object.keys(input).length === 0);
+}
+
+function announce(state: AcpState, id: string, name: string, kind: ToolKind | undefined, input: unknown): readonly CliMessage[] {
+  state.names.set(id, name);
+  return state.tools.call(id, name, input).map((message) => (message.type === 'tool.call' && kind !== undefined ? { ...message, kind } : message));
+}
+
+/** A held call goes out, with `input` or, when it has none, its title (`{ title }`). */
+function release(state: AcpState, id: string, input: unknown): readonly CliMessage[] {
+  const held = state.held.get(id);
+  if (held === undefined) return [];
+  state.held.delete(id);
+  const fallback = held.title === undefined ? null : { title: held.title };
+  return announce(state, id, held.name, held.kind, emptyInput(input) ? fallback : input);
 }
 
 function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>): readonly CliMessage[] {
   const id = stringOf(update['toolCallId']);
   if (id === undefined) return [];
-  const name = state.names.get(id) ?? toolName(update);
-  state.names.set(id, name);
-  const messages: CliMessage[] = [];
-  if (update['sessionUpdate'] === 'tool_call') {
-    const title = stringOf(update['title']);
-    messages.push(...state.tools.call(id, name, update['rawInput'] ?? (title === undefined ? null : { title })));
-  }
+  const rawInput = update['rawInput'];
+  const title = stringOf(update['title']);
   const content = update['content'];
-  const output = Array.isArray(content) ? contentText(content.map((part) => field(part, 'content'))) : undefined;
+  const text = Array.isArray(content) ? contentText(content.map((part) => field(part, 'content'))) : undefined;
+  // An empty content list (`content: []`, sent with most updates) is no output.
+  const output = text === '' ? undefined : text;
   const status = update['status'];
-  if (status === 'completed' || status === 'failed') {
+  const ends = status === 'completed' || status === 'failed';
+  const messages: CliMessage[] = [];
+  const held = state.held.get(id);
+  if (update['sessionUpdate'] === 'tool_call' && held === undefined && !state.names.has(id)) {
+    const name = toolName(update);
+    if (emptyInput(rawInput) && !ends && output === undefined) {
+      state.held.set(id, { name, kind: toolKind(update), title });
+      return [];
+    }
+    messages.push(...announce(state, id, name, toolKind(update), rawInput ?? (title === undefined ? null : { title })));
+  } else if (held !== undefined) {
+    // What a later update says of a held call: its own name, kind and title, maybe its input.
+    const metaName = stringOf(field(update['_meta'], 'toolName'));
+    if (metaName !== undefined) held.name = metaName;
+    held.kind = toolKind(update) ?? held.kind;
+    held.title = title ?? held.title;
+    if (!emptyInput(rawInput) || ends || output !== undefined) messages.push(...release(state, id, rawInput));
+  }
+  const name = state.names.get(id) ?? toolName(update);
+  if (ends) {
     messages.push(...state.tools.result(id, name, output ?? rawText(update['rawOutput']), status === 'failed'));
   } else if (output !== undefined && update['sessionUpdate'] === 'tool_call_update') {
     messages.push(...state.tools.update(id, name, output));
   }
   return messages;
 }
-
 function rawText(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);
