@@ -71,12 +71,17 @@ export const FAIL_TOOL_EXIT_CODE = 2;
  * with `--yolo` (or `--approval-mode yolo`); without it, its request is told apart by
  * `google_web_search`, and the model still calls `run_shell_command`, which the CLI then
  * answers with a "not found" tool error, as it would for a real model.
+ * Qwen Code offers `update_goal` in every request, and `run_shell_command` (`{ command,
+ * description }`) only with `--approval-mode yolo` in a headless run; without it the model still
+ * calls `run_shell_command`, which the CLI declines. It refuses a standalone `sleep N` unless the
+ * command says why in a trailing `# intentional-sleep: …` comment, so its long commands carry one.
  * Tool scenarios call the tool the way the client expects.
  */
-export type ToolDialect = 'pi' | 'claude' | 'codex' | 'gemini';
+export type ToolDialect = 'pi' | 'claude' | 'codex' | 'gemini' | 'qwen';
 
 export function toolDialectOf(toolNames: readonly string[]): ToolDialect {
   if (toolNames.includes('exec_command')) return 'codex';
+  if (toolNames.includes('update_goal')) return 'qwen';
   if (toolNames.includes('run_shell_command') || toolNames.includes('google_web_search')) return 'gemini';
   return toolNames.includes('Bash') ? 'claude' : 'pi';
 }
@@ -90,10 +95,17 @@ export function bashCall(command: string, dialect: ToolDialect): { readonly name
       return { name: 'exec_command', input: { cmd: command } };
     case 'gemini':
       return { name: 'run_shell_command', input: { command, description: `Run ${command}` } };
+    case 'qwen': {
+      const said = command.startsWith('sleep ') ? `${command} ${QWEN_SLEEP_REASON}` : command;
+      return { name: 'run_shell_command', input: { command: said, description: `Run ${command}` } };
+    }
     case 'pi':
       return { name: 'bash', input: { command } };
   }
 }
+
+/** What makes Qwen Code run a standalone `sleep` (it refuses one that does not say why). */
+export const QWEN_SLEEP_REASON = '# intentional-sleep: agent-rx measures cancellation during a long tool';
 
 /**
  * What Codex's `exec_command` printed, without the header Codex wraps it in for the model:
@@ -121,6 +133,17 @@ export function geminiCommandOutput(toolResultText: string): string {
   return output?.[1] ?? toolResultText;
 }
 
+/**
+ * What Qwen Code's `run_shell_command` printed, out of the text it gives the model:
+ * `Command: …\nDirectory: …\nOutput: <output>\nError: …\nExit Code: N\nSignal: …\nProcess Group PGID: <pid>`.
+ * The PGID differs per run, so the tool scenarios answer with the part after `Output: ` only (a
+ * text without it is returned as is). The answers therefore match `expectedText()` for Qwen Code too.
+ */
+export function qwenCommandOutput(toolResultText: string): string {
+  const output = /(?:^|\n)Output: ([\s\S]*?)\n(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): /.exec(toolResultText);
+  return output?.[1] ?? toolResultText;
+}
+
 /** A tool result's text as the command printed it, without the wrapping a client adds for the model. */
 function commandOutput(toolResultText: string, dialect: ToolDialect): string {
   switch (dialect) {
@@ -128,6 +151,8 @@ function commandOutput(toolResultText: string, dialect: ToolDialect): string {
       return codexCommandOutput(toolResultText);
     case 'gemini':
       return geminiCommandOutput(toolResultText);
+    case 'qwen':
+      return qwenCommandOutput(toolResultText);
     case 'pi':
     case 'claude':
       return toolResultText;
