@@ -10,6 +10,7 @@ import { contentText } from '../shared/content.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
 import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
+import { toolResultMessages, toolUseMessages } from '../shared/tool-blocks.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
@@ -170,25 +171,10 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
       const line = known(event, 'assistant');
       if (line === null) return [];
       if (line.is_api_error_message === true || line.error !== undefined) state.apiError = contentText(line.message.content) || line.error;
-      const messages: CliMessage[] = [];
-      for (const block of line.message.content) {
-        const id = stringOf(field(block, 'id'));
-        const name = stringOf(field(block, 'name'));
-        if (block.type === 'tool_use' && id !== undefined && name !== undefined) messages.push(...state.tools.call(id, name, field(block, 'input')));
-      }
-      return messages;
+      return toolUseMessages(state.tools, line.message.content);
     }
-    case 'user': {
-      const content = known(event, 'user')?.message.content;
-      if (content === undefined || typeof content === 'string') return [];
-      const messages: CliMessage[] = [];
-      for (const block of content) {
-        const id = stringOf(field(block, 'tool_use_id'));
-        if (block.type !== 'tool_result' || id === undefined) continue;
-        messages.push(...state.tools.result(id, undefined, contentText(field(block, 'content')), field(block, 'is_error') === true));
-      }
-      return messages;
-    }
+    case 'user':
+      return toolResultMessages(state.tools, known(event, 'user')?.message.content);
     case 'result': {
       const result = known(event, 'result');
       if (result !== null) state.result = result;
