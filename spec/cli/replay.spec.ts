@@ -1,20 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { recognizesClaudeOutput } from '../../lib/agents/claude/recognize.js';
-import { recognizesCodexOutput } from '../../lib/agents/codex/recognize.js';
-import { recognizesGeminiOutput } from '../../lib/agents/gemini/recognize.js';
-import { recognizesPiOutput } from '../../lib/agents/pi/recognize.js';
-import { AGENT_NAMES, type AgentName } from '../../lib/agent-table.js';
+import { AGENT_NAMES, AGENTS, type AgentName } from '../../lib/agent-table.js';
 import { detectAgentOfLines, detectRecordingAgent } from '../../lib/cli/replay.js';
 import { fixture } from '../helpers/processes.js';
-
-const RECOGNIZERS: Readonly<Record<AgentName, (line: string) => boolean>> = {
-  pi: recognizesPiOutput,
-  claude: recognizesClaudeOutput,
-  codex: recognizesCodexOutput,
-  gemini: recognizesGeminiOutput,
-};
 
 // Every recorded stdout file of an agent (spec/fixtures/<agent>/**/*.jsonl) that has a line in it.
 function recordings(agent: AgentName): string[] {
@@ -37,7 +26,7 @@ describe('telling a recording\'s agent from its first lines', () => {
 
   it.each(AGENT_NAMES)("%s's test claims no other agent's first line", (agent) => {
     const others = AGENT_NAMES.filter((other) => other !== agent).flatMap(recordings).map(firstLine);
-    expect(others.filter(RECOGNIZERS[agent])).toEqual([]);
+    expect(others.filter((line) => AGENTS[agent].recognizesOutput(line))).toEqual([]);
   });
 
   it('skips blank lines and lines no agent prints, up to the first ten lines', () => {
