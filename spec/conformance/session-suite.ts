@@ -16,6 +16,12 @@ export interface SessionAgent {
    * reporting its stop to `onStopped`. A prompt picks another scenario with `scenarioMarker`.
    */
   session(onStopped: (report: StopReport) => void): OperatorFunction<SessionCommand, SessionMessage>;
+  /**
+   * How a tool that runs when a steer comes ends: `completed` (the steer waits for it, or the
+   * agent lets it finish), or `failed` (the agent stops it: Qwen Code's ACP cancel, by which an
+   * ACP steer cuts the running prompt, kills the running tool). Default `completed`.
+   */
+  readonly toolUnderSteer?: 'completed' | 'failed';
 }
 
 /** Abort latencies measured by the cases (command written → turn.failed), by case name. */
@@ -114,7 +120,7 @@ export function sessionConformance(agent: () => SessionAgent, latencies: AbortLa
     session.send({ type: 'steer', text: `${scenarioMarker('recall')}steer during the nap` });
     expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
     const turn = session.turn(1);
-    expect(turn.some((message) => message.type === 'tool.completed')).toBe(true);
+    expect(turn.some((message) => message.type === `tool.${agent().toolUnderSteer ?? 'completed'}`)).toBe(true);
     expect(session.answer(1)).toContain('steer during the nap');
     expect(session.messages.filter((message) => message.type === 'turn.started')).toHaveLength(1);
   });
