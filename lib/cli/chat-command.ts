@@ -4,6 +4,7 @@ import { map, type OperatorFunction } from 'rxjs';
 import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import { agentSession } from '../sessions/agent-session.js';
+import { executableHelp } from './agent-help.js';
 import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';
 import { directoryProblem } from './checks.js';
 import { errorText } from './error-text.js';
@@ -27,9 +28,7 @@ options:
                           which agent CLI (default pi)
   --model <id>            the model
 ${agentFlagHelp('session')}  --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex
-                          the native binary of their npm package, else claude or codex on PATH)
-  --no-agent-retry        switch off the agent's own retries
+${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long (the turn fails: timeout)
   --grace <duration>      how long the agent may take to end a turn on an abort, to exit at the end,

@@ -7,6 +7,7 @@ import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream } from './ansi.js';
 import { acp } from './acp-command.js';
 import { worker } from './worker-command.js';
+import { agentDisplayNames } from './agent-help.js';
 import { chat } from './chat.js';
 import { inFlagWords } from './flag-words.js';
 import { createRenderer, renderIntro } from './render.js';
@@ -18,7 +19,7 @@ import { answeredUsage, usageErrorText } from './usage.js';
 const USAGE = `usage: agent-rx <command>
 
 commands:
-  run [options] <prompt>   run a coding agent (pi, Claude Code, Codex or Gemini CLI) and show what it does
+  run [options] <prompt>   run a coding agent (${agentDisplayNames()}) and show what it does
   chat [options]           an interactive session on an agent: many turns, steering, aborts
   acp --agent <name>       serve an agent to an editor over the Agent Client Protocol (stdio)
   worker --redis <url>     run agents for the fleet on this machine (runs dispatched with run --fleet

@@ -7,6 +7,7 @@ import { agentOutputToMessages } from '../operators/agent-output-to-messages.js'
 import { runAgent, runInvocation } from '../sources/run-agent.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
 import { redisUrlProblem } from '../fleet/connection.js';
+import { executableHelp } from './agent-help.js';
 import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';
 import { directoryProblem } from './checks.js';
 import { errorText } from './error-text.js';
@@ -30,10 +31,7 @@ options:
                           recording's first lines are, else pi)
   --model <id>            the model
 ${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
-  --executable <path>     the agent executable (default: pi or gemini on PATH; for claude and codex the
-                          native binary of the @anthropic-ai/claude-code or @openai/codex package
-                          (its platform package), else claude or codex on PATH)
-  --no-agent-retry        switch off the agent's own retries
+${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
   --idle-timeout <duration>
                           stop the agent when it prints nothing for this long (the run fails: timeout)
