@@ -2,8 +2,9 @@
 // A stand-in for `pi --mode json` that needs no network, no API key and no pi: it reads stdin to
 // EOF like pi, then replays a recorded pi 0.73.1 transcript to stdout at a believable pace. It
 // replays Claude Code recordings (`claude-*` transcripts) and Codex recordings (`codex-*`, run as
-// `pi-replay.mjs exec --experimental-json --model <name> ...`) and Gemini CLI recordings (`gemini-*`,
-// run as `pi-replay.mjs --output-format stream-json --model=<name> ...`) the same way.
+// `pi-replay.mjs exec --experimental-json --model <name> ...`), Gemini CLI recordings (`gemini-*`,
+// run as `pi-replay.mjs --output-format stream-json --model=<name> ...`) and Qwen Code recordings
+// (`qwen-*`, whose prompt is one argument `--prompt=<text>`) the same way.
 //
 //   pi-replay.mjs --mode json [--provider P] --model <transcript name> [pi flags...] [prompt]
 //
@@ -44,7 +45,8 @@ if (source === null) {
   process.stderr.write(`pi-replay: no transcript named '${flags.get('--model')}' (have: ${availableNames().join(', ')})\n`);
   process.exit(1);
 }
-const prompt = (await readStdin()).trim() + argPrompt;
+const promptFlag = flags.get('--prompt');
+const prompt = (await readStdin()).trim() + argPrompt + (typeof promptFlag === 'string' ? promptFlag : '');
 const meta = readMeta(source);
 if (meta.stderr) process.stderr.write(meta.stderr);
 const speed = numberFromEnv('PI_REPLAY_SPEED', 1);
