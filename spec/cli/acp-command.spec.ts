@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { ACP_USAGE, parseAcpArgs } from '../../lib/cli/acp-command.js';
 
 // `agent-rx acp`'s arguments; the command itself is driven over stdio in spec/conformance/acp-bridge.spec.ts.
@@ -15,7 +16,7 @@ describe('agent-rx acp: arguments', () => {
   });
 
   it.each<[string, readonly string[], string]>([
-    ['an unknown agent', ['--agent', 'gpt'], '--agent must be one of pi, claude, codex, gemini; got gpt'],
+    ['an unknown agent', ['--agent', 'gpt'], `--agent must be one of ${AGENT_NAMES.join(', ')}; got gpt`],
     ['a flag of another agent', ['--agent', 'pi', '--allowed-tools', 'Bash'], '--allowed-tools is not an option of pi'],
     ['a bad duration', ['--grace', '-5'], "--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'"],
     ['an invalid option of the agent', ['--agent', 'gemini', '--approval-mode', 'reckless'], '--approval-mode must be one of'],

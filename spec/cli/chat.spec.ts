@@ -94,7 +94,7 @@ describe('agent-rx chat: arguments', () => {
 
   it('exits 2 on a usage error: an unknown agent', async () => {
     const unknown = await cli(['chat', '--agent', 'gpt']);
-    expect(unknown).toEqual({ code: 2, stdout: '', stderr: "agent-rx chat: --agent must be one of pi, claude, codex, gemini; got gpt\nsee 'agent-rx chat --help'\n" });
+    expect(unknown).toEqual({ code: 2, stdout: '', stderr: `agent-rx chat: --agent must be one of ${AGENT_NAMES.join(', ')}; got gpt\nsee 'agent-rx chat --help'\n` });
     const help = await cli(['chat', '--help']);
     expect({ code: help.code, usage: help.stdout }).toEqual({ code: 0, usage: CHAT_USAGE });
   });

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,7 +71,7 @@ describe('agent-rx run --json', () => {
     expect(JSON.parse(failed.stdout.trimEnd().split('\n').at(-1) ?? '')).toMatchObject({ type: 'terminal.failed', reason: 'agent-error' });
     const usage = await cli(['run', '--agent', 'gpt', 'hi']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('--agent must be one of pi, claude, codex, gemini; got gpt');
+    expect(usage.stderr).toContain(`--agent must be one of ${AGENT_NAMES.join(', ')}; got gpt`);
     expect((await cli(['run'])).code).toBe(2);
     expect((await cli(['frobnicate'])).code).toBe(2);
   });
@@ -488,7 +489,7 @@ describe('agent-rx run --agent gemini', () => {
   };
 
   it('the usage lists gemini, its sessions and --approval-mode', () => {
-    expect(RUN_USAGE).toContain('--agent <pi|claude|codex|gemini>');
+    expect(RUN_USAGE).toContain(`--agent <${AGENT_NAMES.join('|')}>`);
     expect(RUN_USAGE).toContain('--approval-mode <mode>  gemini: default, auto_edit, yolo, plan');
     expect(RUN_USAGE).toMatch(/gemini: new, latest or a\s+session id\s+\(or index\) to resume/);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,7 +99,7 @@ describe('a usage error', () => {
     ['run: an unknown option', ['run', '--bogus', 'hi'], 'agent-rx run: unknown option --bogus'],
     ['run: an option without its value', ['run', 'hi', '--timeout'], 'agent-rx run: --timeout needs a value'],
     ['run: a value given to a switch', ['run', '--json=yes', 'hi'], 'agent-rx run: --json takes no value'],
-    ['run: a bad value', ['run', '--agent', 'gpt', 'hi'], 'agent-rx run: --agent must be one of pi, claude, codex, gemini; got gpt'],
+    ['run: a bad value', ['run', '--agent', 'gpt', 'hi'], `agent-rx run: --agent must be one of ${AGENT_NAMES.join(', ')}; got gpt`],
     ['chat: an unknown option', ['chat', '--timeout', '5s'], 'agent-rx chat: unknown option --timeout'],
     ['acp: an argument', ['acp', 'hello'], 'agent-rx acp: unexpected argument hello: this command takes options only'],
     ['worker: an unknown option', ['worker', '--bogus'], 'agent-rx worker: unknown option --bogus'],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { tmpdir } from 'node:os';
 import { parseWorkerArgs, describeWorkerEvent } from '../../lib/cli/worker-command.js';
 
@@ -48,7 +49,7 @@ describe('agent-rx worker: its arguments', () => {
   it.each([
     [[], /--redis .* is needed/],
     [['--redis', 'redis://r', '--concurrency', '0'], /--concurrency must be an integer >= 1/],
-    [['--redis', 'redis://r', '--agents', 'pi,cursor'], /--agents must list some of pi, claude, codex, gemini/],
+    [['--redis', 'redis://r', '--agents', 'pi,cursor'], new RegExp(`--agents must list some of ${AGENT_NAMES.join(', ')}`)],
     [['--redis', 'redis://r', '--executable', 'pi'], /--executable takes <agent>=<path>/],
     [['--redis', 'redis://r', '--executable', 'claude=/x'], /this worker does not run claude/],
     [['--redis', 'redis://r', '--drain', 'soon'], /--drain must be a duration/],

@@ -238,7 +238,7 @@ describe('parseWebArgs', () => {
   });
 
   it('refuses an unknown agent, and a provider for Claude Code or Gemini CLI, naming the choices', () => {
-    expect(parseWebArgs(['--agent', 'gpt'], {})).toEqual({ kind: 'usage-error', message: "--agent must be one of pi, claude, codex, gemini; got 'gpt'" });
+    expect(parseWebArgs(['--agent', 'gpt'], {})).toEqual({ kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got 'gpt'` });
     expect(parseWebArgs(['--agent', 'claude', '--real', '--provider', 'anthropic'], {})).toEqual({
       kind: 'usage-error',
       message: '--provider is not an option of Claude Code (pi and Codex have it)',
@@ -251,7 +251,7 @@ describe('parseWebArgs', () => {
   });
 
   it('lists every agent of the table and its default replay in the usage', () => {
-    expect(USAGE).toContain('--agent <pi|claude|codex|gemini>');
+    expect(USAGE).toContain(`--agent <${AGENT_NAMES.join('|')}>`);
     expect(USAGE).toContain("the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent");
     for (const name of AGENT_NAMES) expect(USAGE).toContain(`${DEFAULT_TRANSCRIPTS[name]} (${name})`);
   });
