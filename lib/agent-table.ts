@@ -8,11 +8,13 @@ import { piAgent, type RunPiOptions, type PiSessionOptions } from './agents/pi/i
 import { claudeAgent, type RunClaudeCodeOptions, type ClaudeCodeSessionOptions } from './agents/claude/index.js';
 import { codexAgent, type RunCodexOptions, type CodexSessionOptions } from './agents/codex/index.js';
 import { geminiAgent, type RunGeminiOptions, type GeminiSessionOptions } from './agents/gemini/index.js';
+import { qwenAgent, type RunQwenOptions, type QwenSessionOptions } from './agents/qwen/index.js';
 
 export * from './agents/pi/index.js';
 export * from './agents/claude/index.js';
 export * from './agents/codex/index.js';
 export * from './agents/gemini/index.js';
+export * from './agents/qwen/index.js';
 
 /**
  * Every supported agent's definition, by name. Adding an agent is a folder in `lib/agents/<name>/`
@@ -25,6 +27,7 @@ export const AGENTS = {
   claude: claudeAgent,
   codex: codexAgent,
   gemini: geminiAgent,
+  qwen: qwenAgent,
 } as const;
 
 /** The name of a supported agent (a key of {@link AGENTS}). */
@@ -167,4 +170,29 @@ export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
  */
 export function geminiSession(options: GeminiSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
   return agentSession(geminiAgent, options);
+}
+
+/**
+ * Runs Qwen Code once, as a cold Observable of the run's messages: `runAgent(qwenAgent, options)` (what a
+ * Qwen Code run does, and its options: {@link qwenAgent}).
+ *
+ * @example
+ * runQwen({ prompt: 'Fix the failing test', approvalMode: 'yolo', idleTimeoutMs: 120_000 })
+ *   .subscribe((message) => {
+ *     if (message.type === 'assistant') process.stdout.write(message.text);
+ *   });
+ */
+export function runQwen(options: RunQwenOptions): Observable<CliMessage> {
+  return runAgent(qwenAgent, options);
+}
+
+/**
+ * Qwen Code as an interactive session, an operator from commands to messages: `agentSession(qwenAgent, options)`
+ * (what a Qwen Code session does: {@link qwenAgent}).
+ *
+ * @example
+ * commands.pipe(qwenSession({ approvalMode: 'yolo' })).subscribe(render);
+ */
+export function qwenSession(options: QwenSessionOptions = {}): OperatorFunction<SessionCommand, SessionMessage> {
+  return agentSession(qwenAgent, options);
 }

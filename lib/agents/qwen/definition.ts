@@ -1,0 +1,65 @@
+import type { AgentDefinition } from '../definition.js';
+import { qwenRunInvocation, qwenSessionInvocation, type QwenSetup } from './args.js';
+import { qwenDialect } from './dialect.js';
+import { QWEN_APPROVAL_MODES, QWEN_OPTIONS, type QwenRunSpecOptions, type QwenSessionOptions, type RunQwenOptions } from './options.js';
+import { recognizesQwenOutput } from './recognize.js';
+import { qwenSettingsOverlay } from './setup/settings-overlay.js';
+import { choiceFlag, sessionFlag } from '../shared/flags.js';
+
+/**
+ * Qwen Code (`@qwen-code/qwen-code`): `qwen --output-format stream-json
+ * --include-partial-messages` for runs, `qwen --acp` for sessions. Every run and session gets a
+ * configuration folder of its own whose settings are the user's, made quiet.
+ *
+ * **Runs** ({@link runQwen}):
+ * Runs Qwen Code headless as a cold Observable of `CliMessage`s: the same contract as `runPi`.
+ * Each subscription starts one process; the stream ends with exactly one terminal message.
+ *
+ * - The prompt is one argument, `--prompt=<text>` (Qwen Code reads a prompt that starts with `-`
+ *   as a flag otherwise, and prepends stdin to it: stdin is closed). One argument holds at most
+ *   128 KiB: a longer prompt is refused when the run is made.
+ * - Every run gets `QWEN_CODE_NO_RELAUNCH=true` (else Qwen Code restarts itself as a child
+ *   process, which a signal to the parent leaves running) and `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`.
+ *   The `qwen` launcher on PATH adds a process of its own that does not pass signals on: the stop
+ *   then kills the CLI after the grace period. `executable: process.execPath, executableArgs:
+ *   [<package>/cli.js]` runs the CLI as one process.
+ * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: Qwen Code kills its tool's process group and
+ *   exits 130 within tens of ms, without a `result` line.
+ * - Without `approvalMode: 'yolo'` a headless run has no shell or file-writing tool (a call of one
+ *   comes back as a `tool.failed`, and the run goes on).
+ * - Its configuration folder (`QWEN_HOME`, in the host's temporary folder, removed when the run's
+ *   processes are gone) links every entry of the real one (`$QWEN_HOME`, else `~/.qwen`:
+ *   credentials, sessions, memories) and has the user's settings with no update check, usage
+ *   statistics or telemetry, no background memory agent (a second model request after an answer),
+ *   no follow-up suggestions and no sleep inhibitor. `agentRetry: false` also turns its HTTP
+ *   client's retries off (`model.generationConfig.maxRetries: 0`); a failing model request is
+ *   still tried 7 times over about 70 s, and a 429 again after a minute: bound runs with `timeoutMs`.
+ *
+ * How its output is normalized: `session.started` (`session.resumed`) from `system/init`;
+ * `assistant` and `assistant.thought` from the stream events' deltas; `tool.call` from `tool_use`
+ * blocks and `tool.completed` / `tool.failed` from `tool_result` blocks; `system/retry` lines are
+ * `agent.retry`; a `result` of success is `terminal.completed` with its usage; a model API error,
+ * which Qwen Code prints as answer text `[API Error: 401 …]` (left out of the answer), ends with a
+ * `result` of `error_during_execution`: `terminal.failed` reason `agent-error` with `httpStatus`.
+ *
+ * **Sessions** ({@link qwenSession}):
+ * Qwen Code as a session: `acpSession` over `qwen --acp`, with `runQwen`'s options (without the
+ * prompt and the session: ACP opens a new one) and `acpSession`'s client options.
+ */
+export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptions, QwenSetup, QwenRunSpecOptions> = {
+  name: 'qwen',
+  displayName: 'Qwen Code',
+  executable: { names: ['qwen'] },
+  options: QWEN_OPTIONS,
+  run: qwenRunInvocation,
+  session: qwenSessionInvocation,
+  dialect: qwenDialect,
+  flags: [
+    choiceFlag('approval-mode', 'approvalMode', QWEN_APPROVAL_MODES, '<mode>', `qwen: ${QWEN_APPROVAL_MODES.join(', ')} (without yolo a run has no shell tool)`),
+    sessionFlag(['new', 'latest'], 'resume', 'qwen: new, latest or a session id to resume'),
+  ],
+  recognizesOutput: recognizesQwenOutput,
+  setup: {
+    overlay: (setup) => qwenSettingsOverlay(setup),
+  },
+};

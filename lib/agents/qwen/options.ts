@@ -1,0 +1,114 @@
+import type { McpServer } from '@agentclientprotocol/sdk';
+import * as z from 'zod';
+import type { ProcessOptions } from '../../process/options.js';
+import type { Holds, SameOptions } from '../../same-type.js';
+import type { AcpClientHandlers, PermissionPolicy } from '../acp/client.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+
+/**
+ * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
+ * `yolo` its shell and file-writing tools are not even offered to the model; `auto` (its default)
+ * asks the model to classify each risky call, `plan` only reads.
+ */
+export const QWEN_APPROVAL_MODES = ['plan', 'default', 'auto-edit', 'auto', 'yolo'] as const;
+/** One of {@link QWEN_APPROVAL_MODES}. */
+export type QwenApprovalMode = (typeof QWEN_APPROVAL_MODES)[number];
+
+/**
+ * Which session a Qwen Code run uses: `'new'` (default), `{ id }` (a new session with this UUID,
+ * `--session-id`), `'latest'` (the latest session of `cwd`, `--continue`) or `{ resume }` (a
+ * session of `cwd` by its id, `--resume`). Sessions are kept per working folder: resume from the
+ * same `cwd`.
+ */
+export type QwenSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
+
+/**
+ * The longest prompt a run takes, in bytes: it goes to Qwen Code as one argument
+ * (`--prompt=<text>`), and Linux refuses a longer one (`MAX_ARG_STRLEN`, 128 KiB).
+ */
+export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
+
+/** Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+export interface RunQwenOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions {
+  /** The prompt: one argument `--prompt=<text>`, which Qwen Code never reads as a flag. At most {@link QWEN_MAX_PROMPT_BYTES}. */
+  readonly prompt: string;
+  /** Which session the run uses (see {@link QwenSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
+  readonly session?: QwenSessionChoice;
+}
+
+/**
+ * Options of `qwenSession` (`qwen --acp`): `runQwen`'s without the prompt and the session (an ACP
+ * session is a new one), and what an ACP client decides: the agent's permission requests, the
+ * client's file system, MCP servers (as for `acpSession`).
+ */
+export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions {
+  /** Decides the agent's `session/request_permission` requests. Default: deny, said with an `agent.warning`. */
+  readonly permission?: PermissionPolicy;
+  /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
+  readonly handlers?: AcpClientHandlers;
+  /** MCP servers for the session (`session/new`). Default none. */
+  readonly mcpServers?: readonly McpServer[];
+}
+
+/** Qwen Code's own options, besides the process options and the session. */
+export interface QwenOwnOptions {
+  /** The Qwen Code executable. Default `qwen` (found on PATH). */
+  readonly executable?: string;
+  /**
+   * Arguments placed before Qwen Code's own, e.g. `executable: process.execPath, executableArgs:
+   * [<@qwen-code/qwen-code>/cli.js]` (one process: the `qwen` launcher starts the CLI as a second one).
+   */
+  readonly executableArgs?: readonly string[];
+  /** `--model`: the model id, sent to the provider as it is. */
+  readonly model?: string;
+  /** `--approval-mode`. Default Qwen Code's (`auto`: no shell tool in a headless run). */
+  readonly approvalMode?: QwenApprovalMode;
+  /**
+   * `false` makes Qwen Code retry a failing model request as little as it allows (its HTTP
+   * client's retries off, `model.generationConfig.maxRetries: 0`); it still tries a request 7
+   * times over about 70 s (a setting for that is not offered): bound such runs with `timeoutMs`.
+   * Default: its settings.
+   */
+  readonly agentRetry?: boolean;
+  /** More arguments, placed after the ones built from these options (e.g. `--auth-type`, `--max-wall-time`). */
+  readonly extraArgs?: readonly string[];
+}
+
+/** What a caller may choose of a Qwen Code run, the session aside (the fleet's run spec). */
+const CALLER = {
+  model: text().optional(),
+  approvalMode: oneOf(QWEN_APPROVAL_MODES).optional(),
+  agentRetry: flag().optional(),
+};
+
+/** What only the host chooses: the program and what is passed to it besides. */
+const HOST = {
+  executable: text().optional(),
+  executableArgs: texts().optional(),
+  extraArgs: texts().optional(),
+};
+
+const RUN_PROMPT = PROMPT.refine((prompt) => Buffer.byteLength(prompt) <= QWEN_MAX_PROMPT_BYTES, {
+  error: `must be at most ${String(QWEN_MAX_PROMPT_BYTES)} bytes (it is one argument of Qwen Code's)`,
+});
+const RUN_SESSION = z
+  .union([z.enum(['new', 'latest']), z.strictObject({ id: text() }), z.strictObject({ resume: text() })], { error: "must be 'new', 'latest', { id } or { resume }" })
+  .optional();
+const _OWN = z.strictObject({ ...CALLER, ...HOST });
+const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
+
+/** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
+export const QWEN_OPTIONS = {
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: RUN_PROMPT, session: RUN_SESSION }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, permission: z.unknown().optional(), handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
+  spec: z.strictObject({ prompt: RUN_PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
+};
+
+/** What a fleet caller may choose of a Qwen Code run: a run spec's options (`{ agent: 'qwen', options }`). */
+export type QwenRunSpecOptions = Pick<RunQwenOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
+
+// A run spec's options are exactly what its schema checks.
+type _QwenRunSpecMatchesItsSchema = Holds<SameOptions<QwenRunSpecOptions, z.input<typeof QWEN_OPTIONS.spec>>>;
+
+// The declared options are exactly what the schema checks (see `SameOptions`): change both together.
+type _QwenOptionsMatchTheirSchema = Holds<SameOptions<QwenOwnOptions, z.input<typeof _OWN>>>;

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { qwenSession, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
+import { createProcessTag } from '../helpers/tagged-processes.js';
+import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
+import { SessionDriver } from './session-driver.js';
+import { sessionConformance, type AbortLatencies } from './session-suite.js';
+
+/**
+ * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
+ * server on 127.0.0.1. The model id `recall` is the default scenario; a prompt picks another with
+ * `scenarioMarker`.
+ */
+
+const QWEN = qwenCommand();
+const TAG = createProcessTag('AGENT_RX_QWEN_SESSION');
+
+let server: FakeModelServer;
+let env: QwenEnv;
+const latencies: AbortLatencies = new Map();
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  env = createQwenEnv({ baseUrl: server.openaiBaseUrl });
+});
+
+afterAll(async () => {
+  await stopAllRuns();
+  await server.close();
+  await env.cleanup();
+  process.stdout.write(`\nQwen Code (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+});
+
+function options(onStopped: (report: StopReport) => void, extra: Partial<QwenSessionOptions> = {}): QwenSessionOptions {
+  return {
+    executable: QWEN.command,
+    executableArgs: QWEN.args,
+    model: 'recall',
+    approvalMode: 'yolo',
+    cwd: env.cwd,
+    env: { ...env.env, ...TAG.env },
+    onStopped,
+    ...extra,
+  };
+}
+
+describe('qwenSession on the real Qwen Code (ACP)', () => {
+  // A steer cuts the running prompt (session/cancel), which makes Qwen Code kill the running tool.
+  sessionConformance(() => ({ name: 'Qwen Code', tag: TAG, session: (onStopped) => qwenSession(options(onStopped)), toolUnderSteer: 'failed' }), latencies);
+
+  it('a shell call: tool.call named run_shell_command with its command (sent by Qwen Code only once it runs), then its result', async () => {
+    const session = new SessionDriver((onStopped) => qwenSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('bash_tool')}run it` });
+    expect(await session.nextOf('tool.call')).toEqual({
+      type: 'tool.call',
+      toolCallId: 'call_bash_tool_1',
+      name: 'run_shell_command',
+      input: { command: BASH_TOOL_COMMAND, description: `Run ${BASH_TOOL_COMMAND}` },
+      kind: 'execute',
+      summary: BASH_TOOL_COMMAND,
+    });
+    expect(await session.nextOf('tool.completed')).toMatchObject({ toolCallId: 'call_bash_tool_1', name: 'run_shell_command', output: expect.stringContaining('Output: hello') as unknown });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1, stopReason: 'end_turn' });
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});
