@@ -43,3 +43,5 @@ export {
   type GeminiState,
   type GeminiDialectOptions,
 } from './agents/gemini/dialect.js';
+export { qwenDialect, qwenOutputToMessages, createQwenTextReader, qwenTurnEnd, qwenStderrLine, type QwenState, type QwenDialectOptions } from './agents/qwen/dialect.js';
+export { qwenEventSchemas, type QwenEvent } from './agents/qwen/events.js';
