@@ -5,7 +5,7 @@ import type { AgentEvent } from '../../operators/items.js';
 import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
-import { withoutType } from '../shared/json-rpc.js';
+import { rpcErrorText, withoutType } from '../shared/json-rpc.js';
 
 /** What a permission policy decides for one request of the agent. */
 export type PermissionDecision = 'allow' | 'allow-always' | 'deny' | 'deny-always';
@@ -254,7 +254,7 @@ function read(state: AcpClientState, event: AgentEvent, usageOf: AcpProtocolOpti
   const turn = state.turn;
   if (event.type !== 'response' || turn === null || !turn.prompting || event['id'] !== turn.promptId) return NO_REACTION;
   turn.prompting = false;
-  const error = stringOf(field(event['error'], 'message'));
+  const error = rpcErrorText(event['error']);
   const stopReason = stringOf(field(event['result'], 'stopReason'));
   const steers = turn.steers.splice(0);
   if (steers.length > 0 && !turn.aborted) {

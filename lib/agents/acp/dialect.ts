@@ -6,7 +6,7 @@ import type { AgentEvent } from '../../operators/items.js';
 import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
 import { contentText } from '../shared/content.js';
 import { field, narrowEvents, stringOf } from '../shared/events.js';
-import { parseJsonRpcLine } from '../shared/json-rpc.js';
+import { parseJsonRpcLine, rpcErrorText } from '../shared/json-rpc.js';
 import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 
@@ -130,7 +130,7 @@ export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
 
 function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] {
   if (event.type === 'response') {
-    const error = stringOf(field(event['error'], 'message'));
+    const error = rpcErrorText(event['error']);
     if (error !== undefined) state.lastError = error;
     // The answer ends the prompt: a call still waiting for its input goes out as it is.
     return [...state.held.keys()].flatMap((id) => release(state, id, undefined));

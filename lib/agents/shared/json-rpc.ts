@@ -26,3 +26,18 @@ export function withoutType(event: { readonly type: string; readonly [key: strin
   const { type: _type, ...message } = event;
   return message;
 }
+
+/**
+ * What a JSON-RPC error says: its `message`, with what its `data` adds (a text, or `data.details`,
+ * where an agent puts the cause of an `Internal error`), or `undefined` when it has no message.
+ *
+ * @example
+ * rpcErrorText({ code: -32603, message: 'Internal error', data: { details: '401 invalid api key' } }); // 'Internal error: 401 invalid api key'
+ */
+export function rpcErrorText(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { message, data } = error as { readonly message?: unknown; readonly data?: unknown };
+  if (typeof message !== 'string') return undefined;
+  const details = typeof data === 'string' ? data : typeof data === 'object' && data !== null ? (data as { readonly details?: unknown }).details : undefined;
+  return typeof details === 'string' && details !== '' && details !== message ? `${message}: ${details}` : message;
+}
