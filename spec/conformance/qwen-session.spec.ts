@@ -64,4 +64,15 @@ describe('qwenSession on the real Qwen Code (ACP)', () => {
     session.end();
     expect((await session.done).at(-1)?.type).toBe('terminal.completed');
   });
+
+  it('a model error (401) fails the turn with the cause Qwen Code gives (a JSON-RPC Internal error), at once', async () => {
+    const session = new SessionDriver((onStopped) => qwenSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('http401')}fail` });
+    const ended = await session.next((message) => message.type === 'turn.completed' || message.type === 'turn.failed');
+    expect(ended).toMatchObject({ type: 'turn.failed', turn: 1, reason: 'agent-error', agentError: expect.stringContaining('401 fake invalid api key') as unknown });
+    // The failed prompt stays in Qwen Code's history, and with it the marker that makes the fake
+    // server fail every later request: the session is not tried further here.
+    session.end();
+    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
 });
