@@ -9,6 +9,7 @@ const SAID: Record<string, Record<string, string>> = {
   claude: { Bash: 'execute', Read: 'read', Write: 'edit', Edit: 'edit', LS: 'search', Grep: 'search', Glob: 'search', WebFetch: 'fetch', WebSearch: 'fetch', TodoWrite: 'think', Task: 'think' },
   codex: { command_execution: 'execute', file_change: 'edit', web_search: 'fetch', todo_list: 'think' },
   gemini: { run_shell_command: 'execute', read_file: 'read', write_file: 'edit', replace: 'edit', list_directory: 'search', glob: 'search', web_fetch: 'fetch', google_web_search: 'fetch', write_todos: 'think' },
+  qwen: { run_shell_command: 'execute', read_file: 'read', write_file: 'edit', edit: 'edit', list_directory: 'search', glob: 'search', grep_search: 'search', web_fetch: 'fetch', todo_write: 'think', agent: 'think' },
 };
 
 describe.each(Object.keys(AGENTS) as AgentName[])("%s's tools", (agent) => {
