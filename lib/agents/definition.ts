@@ -135,6 +135,20 @@ export interface ExecutableLookup {
   readonly names: readonly string[];
   /** A native binary in an npm package this library can resolve, or behind a launcher on PATH. */
   readonly native?: NativeBinary;
+  /**
+   * A JavaScript entry an npm package ships, run by this process's Node (`node <entry>`) rather than
+   * through the package's launcher, which may add a process that does not pass signals on: from the
+   * package this library resolves, or from the package whose launcher is found on PATH.
+   */
+  readonly script?: PackageScript;
+}
+
+/** A JavaScript file of an npm package: the package's name and the file's path inside it. */
+export interface PackageScript {
+  /** The package (`@qwen-code/qwen-code`). */
+  readonly packageName: string;
+  /** The file, relative to the package's folder (`cli.js`). */
+  readonly entry: string;
 }
 
 /** The platform a native binary is for. */

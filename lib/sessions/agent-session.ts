@@ -32,7 +32,7 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   return (commands) =>
     defer(() => {
       const program = programOf(definition, undefined, processOptions);
-      return commands.pipe(processSession({ ...spec, command: program.command, processOptions: program.processOptions }));
+      return commands.pipe(processSession({ ...spec, args: [...program.args, ...args], command: program.command, processOptions: program.processOptions }));
     });
 }
 

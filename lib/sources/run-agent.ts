@@ -35,8 +35,8 @@ export function runAgent<RunOptions, SessionOptions, Setup>(definition: AgentDef
     const program = programOf(definition, invocation.executable, processOptions);
     const run$ =
       overlay === undefined
-        ? processLines(program.command, args, program.processOptions).pipe(toMessages)
-        : runWithOverlay(program.command, args, program.processOptions, overlay, toMessages);
+        ? processLines(program.command, [...program.args, ...args], program.processOptions).pipe(toMessages)
+        : runWithOverlay(program.command, [...program.args, ...args], program.processOptions, overlay, toMessages);
     const after = setup === undefined ? undefined : definition.setup?.messages?.(setup, { ...process.env, ...processOptions.env });
     return after === undefined ? run$ : run$.pipe(after);
   });

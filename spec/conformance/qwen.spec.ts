@@ -9,7 +9,7 @@ import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, echoText, expectedText, expectedThinking, expectedToolCall, FAIL_TOOL_COMMAND, FAKE_INPUT_TOKENS, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
-import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
+import { createQwenEnv, type QwenEnv } from './qwen-env.js';
 import { eventually, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -22,7 +22,6 @@ import { ScenarioTimings } from './timings.js';
  * `--max-wall-time`, and run side by side. Wall times are printed at the end.
  */
 
-const QWEN = qwenCommand();
 const TAG = createProcessTag('AGENT_RX_QWEN_CONFORMANCE');
 /** Qwen Code starts in 1.5-3 s on this kind of machine; generous for a loaded one. */
 const SLOW = 60_000;
@@ -48,8 +47,7 @@ function options(model: string, extra: Partial<RunQwenOptions> = {}, where: Qwen
   return {
     prompt: `Scenario ${model} please`,
     model,
-    executable: QWEN.command,
-    executableArgs: QWEN.args,
+    // No executable: the definition finds the package's cli.js and runs it with this Node, as one process.
     cwd: where.cwd,
     env: { ...where.env, ...TAG.env, ...extraEnv },
     ...rest,

@@ -20,9 +20,9 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *   128 KiB: a longer prompt is refused when the run is made.
  * - Every run gets `QWEN_CODE_NO_RELAUNCH=true` (else Qwen Code restarts itself as a child
  *   process, which a signal to the parent leaves running) and `QWEN_CODE_SUPPRESS_YOLO_WARNING=1`.
- *   The `qwen` launcher on PATH adds a process of its own that does not pass signals on: the stop
- *   then kills the CLI after the grace period. `executable: process.execPath, executableArgs:
- *   [<package>/cli.js]` runs the CLI as one process.
+ *   Without `executable`, the package's `cli.js` is run by this process's Node (from the
+ *   `@qwen-code/qwen-code` this library resolves, or the one behind `qwen` on PATH): its `qwen`
+ *   launcher would add a process that does not pass signals on.
  * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: Qwen Code kills its tool's process group and
  *   exits 130 within tens of ms, without a `result` line.
  * - Without `approvalMode: 'yolo'` a headless run has no shell or file-writing tool (a call of one
@@ -49,7 +49,7 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
 export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptions, QwenSetup, QwenRunSpecOptions> = {
   name: 'qwen',
   displayName: 'Qwen Code',
-  executable: { names: ['qwen'] },
+  executable: { names: ['qwen'], script: { packageName: '@qwen-code/qwen-code', entry: 'cli.js' } },
   options: QWEN_OPTIONS,
   run: qwenRunInvocation,
   session: qwenSessionInvocation,

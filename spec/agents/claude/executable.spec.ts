@@ -42,9 +42,9 @@ withBinary(`Claude Code's executable (${platformPackage()} installed)`, () => {
   });
 
   it("finds the platform package's native binary, not the package's bin stub, whatever PATH holds", () => {
-    expect(findClaudeExecutable({ PATH: '' })).toEqual({ command: BINARY, foundBy: 'package' });
+    expect(findClaudeExecutable({ PATH: '' })).toEqual({ command: BINARY, args: [], foundBy: 'package' });
     // node_modules/.bin/claude links to the package's bin/claude.exe: a shell stub when its install script did not run.
-    expect(findClaudeExecutable({ PATH: join(ROOT, 'node_modules/.bin') })).toEqual({ command: BINARY, foundBy: 'package' });
+    expect(findClaudeExecutable({ PATH: join(ROOT, 'node_modules/.bin') })).toEqual({ command: BINARY, args: [], foundBy: 'package' });
   });
 
   it('a `claude` linked on PATH from somewhere else is not chosen over the package', () => {

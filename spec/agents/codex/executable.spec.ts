@@ -42,6 +42,7 @@ onLinuxX64('Codex\'s executable with the @openai/codex devDependency installed',
     expect(found).toEqual({
       command: realpathSync(root(`${vendor}/bin/codex`)),
       pathDir: realpathSync(root(`${vendor}/codex-path`)),
+      args: [],
       foundBy: 'package',
     });
     expect(() => {
@@ -138,7 +139,7 @@ onLinuxX64('Codex\'s executable where the package is not resolvable: PATH', () =
   });
 
   it('nothing on PATH: plain `codex`, so that starting it fails with ENOENT and the run says how to install it', () => {
-    expect(find(bin('empty'))).toEqual({ command: 'codex', foundBy: 'none' });
+    expect(find(bin('empty'))).toEqual({ command: 'codex', args: [], foundBy: 'none' });
   });
 
   it('the npm launcher on PATH (a global install links bin/codex.js): the native binary of that package', () => {
@@ -147,6 +148,7 @@ onLinuxX64('Codex\'s executable where the package is not resolvable: PATH', () =
     expect(find(`${bin('empty')}:${dir}`)).toEqual({
       command: realpathSync(root(`${vendor}/bin/codex`)),
       pathDir: realpathSync(root(`${vendor}/codex-path`)),
+      args: [],
       foundBy: 'path',
     });
   });
@@ -156,7 +158,7 @@ onLinuxX64('Codex\'s executable where the package is not resolvable: PATH', () =
     const program = join(dir, 'codex');
     writeFileSync(program, '#!/bin/sh\nexit 0\n');
     chmodSync(program, 0o755);
-    expect(find(dir)).toEqual({ command: program, foundBy: 'path' });
+    expect(find(dir)).toEqual({ command: program, args: [], foundBy: 'path' });
   });
 
   it('a codex that is not executable, or a folder named codex, is passed over', () => {
@@ -164,6 +166,6 @@ onLinuxX64('Codex\'s executable where the package is not resolvable: PATH', () =
     writeFileSync(join(dir, 'codex'), '#!/bin/sh\n');
     const folder = bin('folder');
     execFileSync('mkdir', [join(folder, 'codex')]);
-    expect(find(`${dir}:${folder}`)).toMatchObject({ command: 'codex', foundBy: 'none' });
+    expect(find(`${dir}:${folder}`)).toMatchObject({ command: 'codex', args: [], foundBy: 'none' });
   });
 });

@@ -3,13 +3,15 @@
 import { accessSync, closeSync, constants, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { delimiter, dirname, join } from 'node:path';
-import type { ExecutableLookup, NativeBinary, Platform } from '../../definition.js';
+import type { ExecutableLookup, NativeBinary, PackageScript, Platform } from '../../definition.js';
 import type { ProcessOptions } from '../../../process/options.js';
 
 /** Where an agent's program was found. */
 export interface FoundExecutable {
   /** The program to run: a native binary when one was found, else what PATH gave, else the bare name (looked up at spawn). */
   readonly command: string;
+  /** Arguments that go before the agent's own: the script `command` (Node) runs; none for a program. */
+  readonly args: readonly string[];
   /** A folder of programs shipped beside it, to put first on PATH; `undefined` for none. */
   readonly pathDir: string | undefined;
   /** How: a package this library resolves, PATH, or neither. */
@@ -24,17 +26,45 @@ export interface FoundExecutable {
  * each subscription of a run that names no executable: a program installed later is found.
  */
 export function findExecutable(lookup: ExecutableLookup, env: Readonly<Record<string, string | undefined>> = process.env): FoundExecutable {
-  const native = lookup.native;
+  const { native, script } = lookup;
   if (native !== undefined) {
     const packaged = nativeOf(native, resolvePackageJson(native.packageName, import.meta.url));
+    if (packaged !== undefined) return { ...packaged, foundBy: 'package' };
+  }
+  if (script !== undefined) {
+    const packaged = scriptOf(script, resolvePackageJson(script.packageName, import.meta.url));
     if (packaged !== undefined) return { ...packaged, foundBy: 'package' };
   }
   const names = process.platform === 'win32' ? lookup.names.flatMap((name) => [`${name}.exe`, `${name}.cmd`, name]) : lookup.names;
   const onPath = findOnPath(names, env);
   const bare = lookup.names[0] ?? '';
-  if (onPath === undefined) return { command: bare, pathDir: undefined, foundBy: 'none' };
-  const behind = native === undefined ? undefined : nativeOf(native, launcherPackageOf(native, onPath));
-  return { ...(behind ?? { command: onPath, pathDir: undefined }), foundBy: 'path' };
+  if (onPath === undefined) return { command: bare, args: [], pathDir: undefined, foundBy: 'none' };
+  const behind =
+    (native === undefined ? undefined : nativeOf(native, launcherPackageOf(native, onPath))) ??
+    (script === undefined ? undefined : scriptOf(script, packageOfProgram(script.packageName, onPath)));
+  return { ...(behind ?? { command: onPath, args: [], pathDir: undefined }), foundBy: 'path' };
+}
+
+/** `node <entry>` for the package whose `package.json` is `packageJson`, when it has that entry. */
+function scriptOf(script: PackageScript, packageJson: string | undefined): Omit<FoundExecutable, 'foundBy'> | undefined {
+  if (packageJson === undefined) return undefined;
+  const entry = join(dirname(packageJson), script.entry);
+  return existsSync(entry) ? { command: process.execPath, args: [entry], pathDir: undefined } : undefined;
+}
+
+/** When `program` (found on PATH) is a file of the package `name` (its launcher), that package's `package.json`. */
+function packageOfProgram(name: string, program: string): string | undefined {
+  try {
+    let dir = dirname(realpathSync(program));
+    for (let level = 0; level < 3; level += 1) {
+      const packageJson = join(dir, 'package.json');
+      if (existsSync(packageJson)) return (JSON.parse(readFileSync(packageJson, 'utf8')) as { name?: unknown }).name === name ? packageJson : undefined;
+      dir = dirname(dir);
+    }
+  } catch {
+    // Not readable: not the package's.
+  }
+  return undefined;
 }
 
 /** The native binary of the package whose `package.json` is `packageJson`: its platform package's first, then its own. */
@@ -50,7 +80,7 @@ function nativeOf(native: NativeBinary, packageJson: string | undefined): Omit<F
     for (const candidate of native.candidates(dir, platform)) {
       if (!isExecutable(candidate) || (native.nativeOnly === true && !isNativeBinary(candidate))) continue;
       const pathDir = native.pathDir?.(candidate);
-      return { command: candidate, pathDir: pathDir !== undefined && existsSync(pathDir) ? pathDir : undefined };
+      return { command: candidate, args: [], pathDir: pathDir !== undefined && existsSync(pathDir) ? pathDir : undefined };
     }
   }
   return undefined;
@@ -149,8 +179,8 @@ export function programOf<O extends ProcessOptions>(
   definition: { readonly executable: ExecutableLookup },
   named: string | undefined,
   processOptions: O,
-): { readonly command: string; readonly processOptions: O } {
-  if (named !== undefined) return { command: named, processOptions };
+): { readonly command: string; readonly args: readonly string[]; readonly processOptions: O } {
+  if (named !== undefined) return { command: named, args: [], processOptions };
   const found = findExecutable(definition.executable, { ...process.env, ...processOptions.env });
-  return { command: found.command, processOptions: withPathDir(processOptions, found.pathDir) };
+  return { command: found.command, args: found.args, processOptions: withPathDir(processOptions, found.pathDir) };
 }
