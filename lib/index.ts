@@ -53,7 +53,7 @@ export type {
 export * from './agent-table.js';
 export { runAgent } from './sources/run-agent.js';
 export { agentSession } from './sessions/agent-session.js';
-export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, Platform, RunOverlay } from './agents/definition.js';
+export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, PackageScript, Platform, RunOverlay } from './agents/definition.js';
 
 
 

@@ -18,7 +18,7 @@ const Usage = z.looseObject({
 
 /**
  * The zod schemas of the Qwen Code lines agent-rx reads, by their `type`; loose: only what is read
- * is checked. For {@link parseJsonLine}'s `schemas`.
+ * is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const qwenEventSchemas = {
   system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional(), data: z.unknown().optional() }),
@@ -48,7 +48,6 @@ export const qwenEventSchemas = {
   }),
 } as const;
 
-type Schemas = typeof qwenEventSchemas;
 /** A known Qwen Code line, after validation. */
-export type QwenEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];
+export type QwenEvent = { [K in keyof typeof qwenEventSchemas]: z.infer<(typeof qwenEventSchemas)[K]> }[keyof typeof qwenEventSchemas];
 export type QwenEventOf<T extends QwenEvent['type']> = Extract<QwenEvent, { type: T }>;
