@@ -96,7 +96,7 @@ const usage = (calls: number, output: number) => ({
 describe('real Codex: finding it', () => {
   it('without `executable`, the native binary of the installed @openai/codex package, not its Node launcher', () => {
     const found = findExecutable(codexLookup);
-    expect(found).toEqual({ command: codexExecutable(), pathDir: expect.stringMatching(/codex-path$/) as unknown, foundBy: 'package' });
+    expect(found).toEqual({ command: codexExecutable(), args: [], pathDir: expect.stringMatching(/codex-path$/) as unknown, foundBy: 'package' });
     expect(found.command).not.toMatch(/\.js$/);
   });
 });

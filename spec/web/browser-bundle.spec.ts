@@ -127,6 +127,7 @@ describe('agent-rx/browser', () => {
         'InvalidOutputLineSchema',
         'FailureReasonSchema',
         'StopReasonSchema',
+        'TOOL_KINDS',
         'SessionStartedSchema',
         'SessionResumedSchema',
         'AssistantSchema',
