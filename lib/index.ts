@@ -1,5 +1,5 @@
 /**
- * `agent-rx`: runs the pi, Claude Code, Codex and Gemini CLI coding agents as cold RxJS
+ * `agent-rx`: runs the pi, Claude Code, Codex, Gemini CLI and Qwen Code coding agents as cold RxJS
  * Observables of one typed message stream ({@link CliMessage}). Each subscription starts one agent
  * process; the stream ends with exactly one terminal message and completes; unsubscribing stops
  * the agent and its whole process tree. Failures arrive in the stream, never as errors.

@@ -8,7 +8,7 @@ import { processSession } from './process-session.js';
 
 /**
  * Any agent's interactive session from its definition: what `piSession`, `claudeCodeSession`,
- * `codexSession` and `geminiSession` do for theirs. An operator from a stream of commands to the
+ * `codexSession`, `geminiSession` and `qwenSession` do for theirs. An operator from a stream of commands to the
  * session's messages; each subscription starts one process (its program found at that moment when
  * the options name none), with what the agent's setup makes. Invalid options throw a `TypeError`
  * now, naming the option.

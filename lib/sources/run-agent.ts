@@ -12,7 +12,7 @@ import { processLines } from './process-lines.js';
 
 /**
  * Runs any agent from its definition as a cold Observable of `CliMessage`s: what `runPi`,
- * `runClaudeCode`, `runCodex` and `runGemini` do for theirs. Each subscription starts one process
+ * `runClaudeCode`, `runCodex`, `runGemini` and `runQwen` do for theirs. Each subscription starts one process
  * (its program found at that moment when the options name none), with what the agent's setup
  * makes; the stream ends with exactly one terminal message and completes; unsubscribing stops the
  * agent and its whole process tree. Invalid options throw a `TypeError` now, naming the option.
