@@ -1,12 +1,11 @@
-import { resolve } from 'node:path';
 import type { PromptResponse } from '@agentclientprotocol/sdk';
 import type { Usage } from '../../messages.js';
 import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
-import { acpClientProtocol } from '../acp/client.js';
-import { acpDialect } from '../acp/dialect.js';
+import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { field, numberOf } from '../shared/events.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiStderrLine } from './dialect.js';
+import { geminiTools } from './tools.js';
 import type { GeminiOwnOptions, GeminiSessionOptions, RunGeminiOptions } from './options.js';
 
 /** What a Gemini CLI run needs made or done: a home without retries, the clean-up after a resumed session. */
@@ -46,24 +45,19 @@ export function geminiRunInvocation(options: RunGeminiOptions): ProcessRunInvoca
 export function geminiSessionInvocation(options: GeminiSessionOptions): SessionInvocation<GeminiSetup> {
   const { permission, handlers, mcpServers, ...rest } = options;
   const common = geminiInvocation(rest, ['--acp']);
-  const protocol = acpClientProtocol({
+  return acpSessionInvocation({
     name: 'Gemini CLI',
-    cwd: resolve(common.processOptions.cwd ?? process.cwd()),
+    executable: common.executable,
+    args: [...common.args, ...common.extraArgs],
+    processOptions: common.processOptions,
     usageOf: geminiPromptUsage,
     ...(permission === undefined ? {} : { permission }),
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
-  });
-  return {
-    executable: common.executable,
-    args: [...common.args, ...common.extraArgs],
-    processOptions: common.processOptions,
-    resuming: false,
-    protocol,
-    // Its content is ACP's; what its stderr says is read as for a run.
-    dialect: { ...acpDialect('Gemini CLI'), stderrLine: geminiStderrLine },
+    tools: geminiTools,
+    stderrLine: geminiStderrLine,
     ...(common.agentRetry ? {} : { setup: { noRetries: true, resumed: false } }),
-  };
+  });
 }
 
 /** What a run and a session share: the flags and the process options. */

@@ -1,7 +1,5 @@
-import { resolve } from 'node:path';
 import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
-import { acpClientProtocol } from '../acp/client.js';
-import { acpDialect } from '../acp/dialect.js';
+import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
 import type { QwenOwnOptions, QwenSessionOptions, RunQwenOptions } from './options.js';
 import { qwenTools } from './tools.js';
@@ -39,23 +37,18 @@ export function qwenRunInvocation(options: RunQwenOptions): ProcessRunInvocation
 export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvocation<QwenSetup> {
   const { permission, handlers, mcpServers, ...rest } = options;
   const common = qwenInvocation(rest, ['--acp']);
-  const protocol = acpClientProtocol({
+  return acpSessionInvocation({
     name: 'Qwen Code',
-    cwd: resolve(common.processOptions.cwd ?? process.cwd()),
-    ...(permission === undefined ? {} : { permission }),
-    ...(handlers === undefined ? {} : { handlers }),
-    ...(mcpServers === undefined ? {} : { mcpServers }),
-  });
-  return {
     executable: common.executable,
     args: [...common.args, ...common.extraArgs],
     processOptions: common.processOptions,
-    resuming: false,
-    protocol,
-    // Its content is ACP's, its tools named as in its runs; its stderr is read as a run's.
-    dialect: { ...acpDialect('Qwen Code'), tools: qwenTools, stderrLine: qwenStderrLine },
+    ...(permission === undefined ? {} : { permission }),
+    ...(handlers === undefined ? {} : { handlers }),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
+    tools: qwenTools,
+    stderrLine: qwenStderrLine,
     setup: common.setup,
-  };
+  });
 }
 
 /** What a run and a session share: the flags, the process options and the settings overlay. */

@@ -1,0 +1,46 @@
+import { resolve } from 'node:path';
+import type { Dialect, ToolVocabulary } from '../../operators/dialect.js';
+import type { ProcessOptions } from '../../process/options.js';
+import type { SessionInvocation } from '../definition.js';
+import { acpClientProtocol, type AcpProtocolOptions } from './client.js';
+import { acpDialect } from './dialect.js';
+
+/** What an agent that speaks ACP for its sessions says of one: its command, its client's choices, how its output reads. */
+export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'permission' | 'handlers' | 'mcpServers' | 'usageOf'> {
+  readonly executable: string | undefined;
+  /** Its arguments, ACP's flag (`--acp`) included. */
+  readonly args: readonly string[];
+  readonly processOptions: Omit<ProcessOptions, 'stdin'>;
+  /** Its tools' kinds and summaries, as in its runs. */
+  readonly tools?: ToolVocabulary;
+  /** What its stderr says, read as for a run. */
+  readonly stderrLine?: Dialect['stderrLine'];
+  /** What its setup must make first. */
+  readonly setup?: Setup;
+}
+
+/**
+ * The session invocation of an agent whose interactive mode is ACP (Gemini CLI, Qwen Code): the
+ * ACP client protocol in the agent's working folder, and the ACP dialect with the agent's own tool
+ * vocabulary and stderr reader. A new session each time (ACP opens one).
+ */
+export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): SessionInvocation<Setup> {
+  const { name, executable, args, processOptions, tools, stderrLine, setup, permission, handlers, mcpServers, usageOf } = agent;
+  const protocol = acpClientProtocol({
+    name,
+    cwd: resolve(processOptions.cwd ?? process.cwd()),
+    ...(usageOf === undefined ? {} : { usageOf }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(handlers === undefined ? {} : { handlers }),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
+  });
+  return {
+    executable,
+    args,
+    processOptions,
+    resuming: false,
+    protocol,
+    dialect: { ...acpDialect(name), ...(tools === undefined ? {} : { tools }), ...(stderrLine === undefined ? {} : { stderrLine }) },
+    ...(setup === undefined ? {} : { setup }),
+  };
+}
