@@ -19,11 +19,12 @@ export { processLines } from './sources/process-lines.js';
 
 // Sessions: one agent process, many turns
 export { acpSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
-export type { PermissionPolicy, PermissionDecision, AcpClientHandlers } from './agents/acp/client.js';
+export type { AcpClientHandlers } from './agents/acp/client.js';
+export { PERMISSION_PRESETS, READ_ONLY_KINDS, type PermissionPolicy, type PermissionPreset, type PermissionCallback, type PermissionOptions } from './operators/permission-policy.js';
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { processSession, type SessionSpec } from './sessions/process-session.js';
 export type { SettingsOverlay } from './agents/definition.js';
-export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent } from './operators/session-protocol.js';
+export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent, PermissionAsk } from './operators/session-protocol.js';
 export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
 
 // Operators

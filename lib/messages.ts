@@ -129,6 +129,74 @@ export const ToolCallSchema = z.object({
   summary: z.string().optional(),
 });
 
+/**
+ * What the host may answer a permission request: `allow` (this once), `allow-always` (and the same
+ * again for the rest of the session, where the agent offers it), `deny`, `deny-always`.
+ */
+export const PERMISSION_DECISIONS = ['allow', 'allow-always', 'deny', 'deny-always'] as const;
+/** One of {@link PERMISSION_DECISIONS}. */
+export type PermissionDecision = (typeof PERMISSION_DECISIONS)[number];
+/** Validates a {@link PermissionDecision}. */
+export const PermissionDecisionSchema = z.enum(PERMISSION_DECISIONS);
+
+/**
+ * The agent asks before it uses a tool: the host decides (the run's or session's `permission`, or a
+ * session's `permission` command). `requestId` is agent-rx's, unique; `options` are the decisions
+ * this agent accepts (always `allow` and `deny`). Every request is followed by exactly one
+ * {@link PermissionResolved}, before the end of its turn or run.
+ */
+export interface PermissionRequested {
+  type: 'permission.requested';
+  requestId: string;
+  /** The tool call it is for, where the agent says so (the `tool.call` may come before or after). */
+  toolCallId?: string | undefined;
+  /** The agent's name of the tool (`Bash`, `bash`, `run_shell_command`, `commandExecution`). */
+  tool: string;
+  /** What kind of tool it is. */
+  kind: ToolKind;
+  /** What it would do, in one line (the command, the path). */
+  title: string;
+  /** The tool's input as the agent gave it. */
+  input: unknown;
+  options: PermissionDecision[];
+}
+/** Validates a {@link PermissionRequested}. */
+export const PermissionRequestedSchema = z.object({
+  type: z.literal('permission.requested'),
+  requestId: z.string(),
+  toolCallId: z.string().optional(),
+  tool: z.string(),
+  kind: z.enum(TOOL_KINDS),
+  title: z.string(),
+  input: z.unknown(),
+  options: z.array(PermissionDecisionSchema),
+});
+
+/**
+ * Who settled a permission request: the caller (its callback, or a session's `permission` command),
+ * a preset policy, the deadline (`permissionTimeoutMs`), an abort (an abort, a steer that cancels,
+ * an idle limit), the end of its turn, or the end of the run (the process ended). All but the
+ * first two deny.
+ */
+export type PermissionResolver = 'caller' | 'policy' | 'deadline' | 'abort' | 'turn-end' | 'run-end';
+/** Validates a {@link PermissionResolver}. */
+export const PermissionResolverSchema = z.enum(['caller', 'policy', 'deadline', 'abort', 'turn-end', 'run-end']);
+
+/** How a permission request was settled: the decision the agent was given, and who made it. */
+export interface PermissionResolved {
+  type: 'permission.resolved';
+  requestId: string;
+  decision: PermissionDecision;
+  by: PermissionResolver;
+}
+/** Validates a {@link PermissionResolved}. */
+export const PermissionResolvedSchema = z.object({
+  type: z.literal('permission.resolved'),
+  requestId: z.string(),
+  decision: PermissionDecisionSchema,
+  by: PermissionResolverSchema,
+});
+
 /** Partial tool output so far: replaces the previous update, never appended to it. */
 export interface ToolUpdate {
   type: 'tool.update';
@@ -385,6 +453,7 @@ export type TerminalMessage = TerminalCompleted | TerminalFailed;
  * | `assistant.withdrawn` | answer text already streamed is withdrawn (the agent changed it) |
  * | `assistant.thought` | thinking, whole, when the turn ends |
  * | `tool.call` / `tool.update` / `tool.completed` / `tool.failed` | a tool call, its partial output (replaces), its result |
+ * | `permission.requested` / `permission.resolved` | the agent asks to use a tool; the decision, and who made it |
  * | `agent.retry` | the agent CLI itself is retrying |
  * | `agent.warning` | the agent reported a problem that does not end the run |
  * | `run.retrying` | {@link retryAgentRun} starts another attempt |
@@ -400,6 +469,8 @@ export type CliMessage =
   | ToolUpdate
   | ToolCompleted
   | ToolFailed
+  | PermissionRequested
+  | PermissionResolved
   | AgentRetry
   | AgentWarning
   | RunRetrying
@@ -416,6 +487,8 @@ export const CliMessageSchema = z.discriminatedUnion('type', [
   ToolUpdateSchema,
   ToolCompletedSchema,
   ToolFailedSchema,
+  PermissionRequestedSchema,
+  PermissionResolvedSchema,
   AgentRetrySchema,
   AgentWarningSchema,
   RunRetryingSchema,
@@ -449,6 +522,10 @@ export const isToolUpdate = is('tool.update');
 export const isToolCompleted = is('tool.completed');
 /** Whether a message is `tool.failed`. */
 export const isToolFailed = is('tool.failed');
+/** Whether a message is `permission.requested`. */
+export const isPermissionRequested = is('permission.requested');
+/** Whether a message is `permission.resolved`. */
+export const isPermissionResolved = is('permission.resolved');
 /** Whether a message is `agent.retry`. */
 export const isAgentRetry = is('agent.retry');
 /** Whether a message is `agent.warning`. */
@@ -491,15 +568,18 @@ export type SessionCommand =
   /** A turn running: into that turn, as the agent allows (the README's table). Idle: starts a turn. */
   | { type: 'steer'; text: string; id?: string | undefined }
   /** Ends the running turn (`turn.failed`, reason `aborted`); the process stays; queued follow-ups are dropped. */
-  | { type: 'abort'; id?: string | undefined };
+  | { type: 'abort'; id?: string | undefined }
+  /** Answers the pending `permission.requested` with this `requestId` (`permission.resolved`, by `caller`). */
+  | { type: 'permission'; requestId: string; decision: PermissionDecision; id?: string | undefined };
 /** Validates a {@link SessionCommand}. */
 export const SessionCommandSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('prompt'), text: z.string().min(1), id: z.string().optional() }),
   z.object({ type: z.literal('follow-up'), text: z.string().min(1), id: z.string().optional() }),
   z.object({ type: z.literal('steer'), text: z.string().min(1), id: z.string().optional() }),
   z.object({ type: z.literal('abort'), id: z.string().optional() }),
+  z.object({ type: z.literal('permission'), requestId: z.string().min(1), decision: PermissionDecisionSchema, id: z.string().optional() }),
 ]);
-/** The `type` of a {@link SessionCommand}: `prompt`, `follow-up`, `steer` or `abort`. */
+/** The `type` of a {@link SessionCommand}: `prompt`, `follow-up`, `steer`, `abort` or `permission`. */
 export type SessionCommandKind = SessionCommand['type'];
 
 /** A turn began: `prompt` is what it was started with (a prompt, a follow-up, or a steer sent while idle). */
@@ -563,52 +643,58 @@ export const TurnFailedSchema = z.object({
 });
 
 /** The kinds of command, and `invalid` for a value that is not a command. */
-export type InputKind = 'prompt' | 'follow-up' | 'steer' | 'abort' | 'invalid';
+export type InputKind = 'prompt' | 'follow-up' | 'steer' | 'abort' | 'permission' | 'invalid';
 /** Validates an {@link InputKind}. */
-export const InputKindSchema = z.enum(['prompt', 'follow-up', 'steer', 'abort', 'invalid']);
+export const InputKindSchema = z.enum(['prompt', 'follow-up', 'steer', 'abort', 'permission', 'invalid']);
 
 /**
  * A command was taken: `as` says what it does. `turn` started a turn (`turn` is the new one);
- * `follow-up` is queued to run after turn `turn`; `steer` went into turn `turn`; `abort` ends turn `turn`.
+ * `follow-up` is queued to run after turn `turn`; `steer` went into turn `turn`; `abort` ends turn
+ * `turn`; `permission` answered the request `requestId` of turn `turn`.
  */
 export interface InputAccepted {
   type: 'input.accepted';
-  kind: 'prompt' | 'follow-up' | 'steer' | 'abort';
-  as: 'turn' | 'follow-up' | 'steer' | 'abort';
+  kind: 'prompt' | 'follow-up' | 'steer' | 'abort' | 'permission';
+  as: 'turn' | 'follow-up' | 'steer' | 'abort' | 'permission';
   turn: number;
   text?: string | undefined;
+  requestId?: string | undefined;
   commandId?: string | undefined;
 }
 /** Validates an {@link InputAccepted}. */
 export const InputAcceptedSchema = z.object({
   type: z.literal('input.accepted'),
   kind: InputKindSchema.exclude(['invalid']),
-  as: z.enum(['turn', 'follow-up', 'steer', 'abort']),
+  as: z.enum(['turn', 'follow-up', 'steer', 'abort', 'permission']),
   turn: z.number().int().positive(),
   text: z.string().optional(),
+  requestId: z.string().optional(),
   commandId: z.string().optional(),
 });
 
 /**
  * A command that cannot be honoured, or a queued follow-up that will not run: `no-turn` (an abort
  * with no turn running), `aborted` (a follow-up dropped by an abort), `rejected` (the agent refused
- * it; `message` says why), `invalid` (not a command), `session-ended` (the session's process ended first).
+ * it; `message` says why), `invalid` (not a command), `session-ended` (the session's process ended
+ * first), `no-request` (a `permission` command for no pending request: unknown, or already resolved).
  */
 export interface InputDropped {
   type: 'input.dropped';
   kind: InputKind;
-  reason: 'no-turn' | 'aborted' | 'rejected' | 'invalid' | 'session-ended';
+  reason: 'no-turn' | 'aborted' | 'rejected' | 'invalid' | 'session-ended' | 'no-request';
   message: string;
   text?: string | undefined;
+  requestId?: string | undefined;
   commandId?: string | undefined;
 }
 /** Validates an {@link InputDropped}. */
 export const InputDroppedSchema = z.object({
   type: z.literal('input.dropped'),
   kind: InputKindSchema,
-  reason: z.enum(['no-turn', 'aborted', 'rejected', 'invalid', 'session-ended']),
+  reason: z.enum(['no-turn', 'aborted', 'rejected', 'invalid', 'session-ended', 'no-request']),
   message: z.string(),
   text: z.string().optional(),
+  requestId: z.string().optional(),
   commandId: z.string().optional(),
 });
 
@@ -674,6 +760,10 @@ type _MessageTypesMatchTheirSchemas = [
   Holds<Same<ToolUpdate, z.infer<typeof ToolUpdateSchema>>>,
   Holds<Same<ToolCompleted, z.infer<typeof ToolCompletedSchema>>>,
   Holds<Same<ToolFailed, z.infer<typeof ToolFailedSchema>>>,
+  Holds<Same<PermissionDecision, z.infer<typeof PermissionDecisionSchema>>>,
+  Holds<Same<PermissionRequested, z.infer<typeof PermissionRequestedSchema>>>,
+  Holds<Same<PermissionResolver, z.infer<typeof PermissionResolverSchema>>>,
+  Holds<Same<PermissionResolved, z.infer<typeof PermissionResolvedSchema>>>,
   Holds<Same<AgentRetry, z.infer<typeof AgentRetrySchema>>>,
   Holds<Same<AgentWarning, z.infer<typeof AgentWarningSchema>>>,
   Holds<Same<StopReason, z.infer<typeof StopReasonSchema>>>,

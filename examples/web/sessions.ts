@@ -150,7 +150,7 @@ export function parseCommand(body: string): SessionCommand | null {
   }
   const parsed = SessionCommandSchema.safeParse(value);
   if (!parsed.success) return null;
-  if (parsed.data.type !== 'abort' && parsed.data.text.trim() === '') return null;
+  if ((parsed.data.type === 'prompt' || parsed.data.type === 'follow-up' || parsed.data.type === 'steer') && parsed.data.text.trim() === '') return null;
   return parsed.data;
 }
 

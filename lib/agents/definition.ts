@@ -5,6 +5,7 @@ import type { CliMessage } from '../messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import type { ProcessOptions } from '../process/options.js';
 import type { SessionProtocol } from '../operators/session-protocol.js';
+import type { PermissionPolicy } from '../operators/permission-policy.js';
 
 export type { RunOverlay, SettingsOverlay };
 
@@ -121,6 +122,9 @@ export interface SessionInvocation<Setup = never> {
   readonly protocol: SessionProtocol<unknown>;
   /** The dialect that maps its content, when it is not the agent's run dialect (an ACP agent's). */
   readonly dialect?: Dialect;
+  /** How its permission requests are answered (default `deny-all`), and how long a callback or `ask` may take. */
+  readonly permission?: PermissionPolicy;
+  readonly permissionTimeoutMs?: number;
   /** What the agent's {@link AgentSetup} must make before the process starts. */
   readonly setup?: Setup;
 }

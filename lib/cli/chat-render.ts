@@ -24,6 +24,8 @@ export function acceptedNote(message: InputAccepted, c: Palette): string | undef
       return c.dim(`queued for after turn ${message.turn}`);
     case 'abort':
       return c.yellow(`⏹ aborting turn ${message.turn}`);
+    case 'permission':
+      return undefined;
     case 'turn':
       return undefined;
   }
@@ -31,7 +33,7 @@ export function acceptedNote(message: InputAccepted, c: Palette): string | undef
 
 /** What the chat says for an `input.dropped`: what was not sent, and why. */
 export function droppedNote(message: InputDropped, c: Palette): string {
-  const what = message.text === undefined ? message.kind : `${message.kind} ${JSON.stringify(truncate(oneLine(message.text), 60))}`;
+  const what = message.text === undefined ? (message.requestId === undefined ? message.kind : `${message.kind} ${message.requestId}`) : `${message.kind} ${JSON.stringify(truncate(oneLine(message.text), 60))}`;
   return c.yellow(`⚠ not sent: ${what} · ${message.reason}: ${oneLine(message.message)}`);
 }
 

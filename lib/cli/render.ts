@@ -116,6 +116,13 @@ export function createRenderer(options: RenderOptions): Renderer {
         case 'tool.completed':
         case 'tool.failed':
           return result(message.toolCallId, message.name, message.output, message.type === 'tool.failed');
+        case 'permission.requested':
+          return block([`${c.yellow('?')} ${c.bold(message.tool)} asks to ${message.kind}  ${c.dim(truncate(oneLine(message.title), 100))}`]);
+        case 'permission.resolved': {
+          const allowed = message.decision.startsWith('allow');
+          const mark = allowed ? c.green('✓ allowed') : c.red('✗ denied');
+          return block([`  ${mark}${message.decision.endsWith('always') ? ' always' : ''} ${c.dim(`by ${message.by}`)}`]);
+        }
         case 'agent.retry': {
           // What the agent does not say is left out.
           const count = message.attempt === undefined ? '' : ` ${message.attempt}${message.maxAttempts === undefined ? '' : `/${message.maxAttempts}`}`;

@@ -1,4 +1,4 @@
-import type { CliMessage } from '../messages.js';
+import type { CliMessage, PermissionDecision, PermissionRequested } from '../messages.js';
 import type { AgentEvent } from './items.js';
 import type { ProcessExit } from '../process/items.js';
 import type { SessionEffect, SessionInput, TurnOutcome } from '../sessions/session-machine.js';
@@ -28,7 +28,18 @@ export type ProtocolFact =
    * The agent can take turns (for a protocol that `announcesSession`): its session was announced
    * just before, or the protocol knows it will not be (the agent refused to open one).
    */
-  | { readonly type: 'opened' };
+  | { readonly type: 'opened' }
+  /**
+   * The agent asks before it uses a tool. The session gives it an id, says `permission.requested`,
+   * and calls `answer` exactly once with the decision (a deny when the turn or session ends first):
+   * what `answer` returns is carried out.
+   */
+  | { readonly type: 'permission'; readonly request: PermissionAsk; answer(decision: PermissionDecision): ProtocolReaction }
+  /** The protocol cancelled the running prompt by itself (an ACP steer): the turn's pending requests are denied now. */
+  | { readonly type: 'settlePermissions' };
+
+/** A permission request as a protocol reads it: {@link PermissionRequested} without the id the session gives it. */
+export type PermissionAsk = Omit<PermissionRequested, 'type' | 'requestId'>;
 
 /** What a protocol makes of an ask or an event: facts about the turn, and what to send the agent. */
 export interface ProtocolReaction {

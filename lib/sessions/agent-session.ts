@@ -21,10 +21,17 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   options: SessionOptions,
 ): OperatorFunction<SessionCommand, SessionMessage> {
   const invocation = sessionInvocation(definition, options);
-  const { args, processOptions, protocol, setup } = invocation;
+  const { args, processOptions, protocol, setup, permission, permissionTimeoutMs } = invocation;
   const dialect = invocation.dialect ?? definition.dialect({ resuming: invocation.resuming });
   const overlay = setup === undefined ? undefined : definition.setup?.overlay?.(setup);
-  const spec = { args, protocol, dialect, ...(overlay === undefined ? {} : { overlay }) };
+  const spec = {
+    args,
+    protocol,
+    dialect,
+    ...(overlay === undefined ? {} : { overlay }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
+  };
   const named = invocation.executable;
   // Every option is checked now, whichever program is found later.
   if (named !== undefined) return processSession({ ...spec, command: named, processOptions });

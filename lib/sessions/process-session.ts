@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { asyncScheduler, Observable, Subject, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { CliMessage, SessionCommand, SessionMessage } from '../messages.js';
 import { dialectItems } from '../operators/agent-output-to-messages.js';
@@ -11,7 +12,10 @@ import { startTimeNow } from '../process/proc-stat.js';
 import type { ProcessRun } from '../process/process-run.js';
 import type { RunOverlay } from '../process/overlay.js';
 import { InputQueue } from './input-queue.js';
-import type { SessionProtocol } from '../operators/session-protocol.js';
+import type { PermissionPolicy } from '../operators/permission-policy.js';
+import type { ProtocolReaction, SessionProtocol } from '../operators/session-protocol.js';
+import type { PermissionDecision } from '../messages.js';
+import { PermissionDesk } from './permission-desk.js';
 import { ProtocolLink } from './protocol-link.js';
 import { startSessionProcess } from './session-process.js';
 import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
@@ -37,9 +41,19 @@ export interface SessionSpec<S, P> {
   readonly protocol: SessionProtocol<P>;
   /** A configuration overlay made for each session (pi without its retries). */
   readonly overlay?: RunOverlay;
+  /**
+   * How the agent's permission requests are answered (those its protocol reports). Default
+   * `deny-all`: each request is said and denied at once.
+   */
+  readonly permission?: PermissionPolicy;
+  /** How long `ask` and a callback may take to answer a request before it is denied (`deadline`). Default 300000 (5 minutes). */
+  readonly permissionTimeoutMs?: number;
   /** For the idle, abort and end limits. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
 }
+
+/** How long `ask` and a permission callback may take by default: 5 minutes. */
+export const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
 
 /**
  * A session on one agent process: an operator from a stream of commands to the session's
@@ -70,6 +84,8 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
   // The session counts silence only while a turn runs: the process itself has no idle limit.
   const resolved = { ...checked, idleTimeoutMs: undefined };
   const exitedMessage = `${dialect.name} exited while the session was open`;
+  const permission = spec.permission ?? 'deny-all';
+  const permissionTimeoutMs = spec.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS;
   return (commands) =>
     new Observable<SessionMessage>((subscriber) => {
       const stdin = new StdinChannel();
@@ -87,11 +103,36 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
           subscriber.error(error);
         }
       };
+      // The agent's requests not answered yet: how to answer each, by the id the session gave it.
+      const answers = new Map<string, (decision: PermissionDecision) => ProtocolReaction>();
+      const desk = new PermissionDesk(permission, permissionTimeoutMs, scheduler, {
+        decided: (requestId, decision, by) => {
+          dispatch({ type: 'permissionDecided', requestId, decision, by });
+        },
+        fail: (error) => {
+          guarded(() => {
+            throw error;
+          });
+        },
+      });
+      const answer = (requestId: string, decision: PermissionDecision): void => {
+        desk.forget(requestId);
+        const respond = answers.get(requestId);
+        if (respond === undefined) return;
+        answers.delete(requestId);
+        link.channel.react(respond(decision));
+      };
       const link = new ProtocolLink(protocol, {
         stdin,
         killTools: (bornSince) => run?.killDescendants(bornSince) ?? null,
         now: startTimeNow,
         fact: (fact) => {
+          if (fact.type === 'permission') {
+            const requestId = randomUUID();
+            answers.set(requestId, (decision) => fact.answer(decision));
+            dispatch({ type: 'permissionRequested', request: { requestId, ...fact.request } });
+            return;
+          }
           dispatch(fact);
         },
         live: () => !over,
@@ -148,8 +189,15 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
           case 'watchEnd':
             timers.watchEnd();
             return;
+          case 'decidePermission':
+            desk.decide(effect.request);
+            return;
+          case 'answerPermission':
+            answer(effect.requestId, effect.decision);
+            return;
           case 'complete':
             over = true;
+            desk.clear();
             timers.clear();
             link.close();
             subscriber.complete();
@@ -217,6 +265,10 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
           });
 
       return () => {
+        // Nothing waits on an approval nobody will give: the agent is denied each pending request
+        // before it is interrupted.
+        desk.clear();
+        if (!over) for (const requestId of [...answers.keys()]) answer(requestId, 'deny');
         over = true;
         link.close();
         input?.unsubscribe();

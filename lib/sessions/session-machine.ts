@@ -3,6 +3,9 @@ import {
   type CliMessage,
   type FailureReason,
   type InputKind,
+  type PermissionDecision,
+  type PermissionRequested,
+  type PermissionResolver,
   type SessionMessage,
   type StopReason,
   type TerminalFailed,
@@ -65,6 +68,15 @@ export interface SessionState {
   readonly usage: Usage | undefined;
   /** The id of the agent's session, from its `session.*` message. */
   readonly sessionId: string | undefined;
+  /** The running turn's permission requests not resolved yet, in the order they came. */
+  readonly permissions: readonly PendingPermission[];
+}
+
+/** A permission request waiting for its decision. */
+export interface PendingPermission {
+  readonly requestId: string;
+  /** The decisions the agent accepts. */
+  readonly options: readonly PermissionDecision[];
 }
 
 export const INITIAL_SESSION_STATE: SessionState = {
@@ -77,6 +89,7 @@ export const INITIAL_SESSION_STATE: SessionState = {
   lastStopReason: undefined,
   usage: undefined,
   sessionId: undefined,
+  permissions: [],
 };
 
 /** The first state of a session whose agent reports its session before the first prompt: commands wait for `opened`. */
@@ -112,6 +125,12 @@ export type SessionInputEvent =
   | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted'; readonly message: string }
   /** No output for `ms` while a turn ran: the turn is aborted, and fails with `timeout`. */
   | { readonly type: 'idleExpired'; readonly ms: number }
+  /** The agent asks before it uses a tool (`requestId` given by the shell, unique in the session). */
+  | { readonly type: 'permissionRequested'; readonly request: Omit<PermissionRequested, 'type'> }
+  /** A decision for a pending request, from the policy, the caller's callback or the deadline (a late one is ignored). */
+  | { readonly type: 'permissionDecided'; readonly requestId: string; readonly decision: PermissionDecision; readonly by: PermissionResolver }
+  /** The protocol cancelled the running prompt by itself: every pending request is denied (`abort`). */
+  | { readonly type: 'settlePermissions' }
   /**
    * The process is gone. `clean`: it exited the way its agent does at the end of its input;
    * `failure`: the terminal to give when the session did not end that way.
@@ -135,6 +154,10 @@ export type SessionEffect =
   | { readonly type: 'watchAbort'; readonly on: boolean }
   /** The agent must exit within the end limit, or it is stopped. */
   | { readonly type: 'watchEnd' }
+  /** Ask the session's permission policy (the preset, the caller's callback, the deadline) to decide this request. */
+  | { readonly type: 'decidePermission'; readonly request: PermissionRequested }
+  /** Give the agent this decision (and stop deciding it: the callback's signal aborts, the deadline goes). */
+  | { readonly type: 'answerPermission'; readonly requestId: string; readonly decision: PermissionDecision }
   /** The stream completes: the terminal was the last message. */
   | { readonly type: 'complete' };
 
@@ -171,12 +194,20 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
       return onTurnEnded(state, input.outcome);
     case 'inputRejected':
       return { state, effects: [emit(dropped(input.input.kind, input.reason ?? 'rejected', input.message, input.input))] };
-    case 'idleExpired':
+    case 'idleExpired': {
       if (state.phase !== 'busy') return { state, effects: [] };
+      const settled = settleAll(state, 'abort');
       return {
-        state: { ...state, phase: 'aborting', aborting: { reason: 'timeout', timeout: { limit: 'idle', ms: input.ms } } },
-        effects: [{ type: 'watchIdle', on: false }, { type: 'abort', turn: state.turn }, { type: 'watchAbort', on: true }],
+        state: { ...settled.state, phase: 'aborting', aborting: { reason: 'timeout', timeout: { limit: 'idle', ms: input.ms } } },
+        effects: [...settled.effects, { type: 'watchIdle', on: false }, { type: 'abort', turn: state.turn }, { type: 'watchAbort', on: true }],
       };
+    }
+    case 'permissionRequested':
+      return onPermissionRequested(state, input.request);
+    case 'permissionDecided':
+      return resolvePermission(state, input.requestId, input.decision, input.by);
+    case 'settlePermissions':
+      return settleAll(state, 'abort');
     case 'exited':
       return onExited(state, input);
   }
@@ -187,14 +218,18 @@ function onCommand(state: SessionState, value: unknown): SessionTransition {
   if (!parsed.success) return { state, effects: [emit(invalid(value, parsed.error.issues[0]))] };
   const command = parsed.data;
   const ids = command.id === undefined ? {} : { commandId: command.id };
+  if (command.type === 'permission') return onPermissionCommand(state, command.requestId, command.decision, ids);
   if (command.type === 'abort') {
     if (state.phase === 'busy') {
       const dropping = state.followUps.map((queued) => emit(dropped(queued.kind, 'aborted', `dropped by the abort of turn ${state.turn}`, queued)));
+      // Nothing waits on an approval nobody will give: the turn's requests are denied before the abort.
+      const settled = settleAll(state, 'abort');
       return {
-        state: { ...state, phase: 'aborting', aborting: { reason: 'aborted' }, followUps: [] },
+        state: { ...settled.state, phase: 'aborting', aborting: { reason: 'aborted' }, followUps: [] },
         effects: [
           emit({ type: 'input.accepted', kind: 'abort', as: 'abort', turn: state.turn, ...ids }),
           ...dropping,
+          ...settled.effects,
           { type: 'watchIdle', on: false },
           { type: 'abort', turn: state.turn },
           { type: 'watchAbort', on: true },
@@ -229,10 +264,13 @@ function onOpened(state: SessionState): SessionTransition {
   return { state: next, effects };
 }
 
-function onTurnEnded(state: SessionState, outcome: TurnOutcome): SessionTransition {
-  if (state.phase !== 'busy' && state.phase !== 'aborting') return { state, effects: [] };
+function onTurnEnded(before: SessionState, outcome: TurnOutcome): SessionTransition {
+  if (before.phase !== 'busy' && before.phase !== 'aborting') return { state: before, effects: [] };
+  // Every request of the turn is resolved before the turn ends.
+  const settled = settleAll(before, 'turn-end');
+  const state = settled.state;
   const turn = state.turn;
-  const closing: SessionEffect[] = [{ type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
+  const closing: SessionEffect[] = [...settled.effects, { type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
   let ended: SessionMessage;
   let next: SessionState = { ...state, phase: 'idle', aborting: null };
   if (outcome.kind === 'completed') {
@@ -291,8 +329,10 @@ function end(state: SessionState, before: readonly SessionEffect[]): SessionTran
   return { state: { ...state, phase: 'ending' }, effects: [...before, { type: 'end' }, { type: 'watchEnd' }] };
 }
 
-function onExited(state: SessionState, input: Extract<SessionInputEvent, { type: 'exited' }>): SessionTransition {
-  const effects: SessionEffect[] = [{ type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
+function onExited(before: SessionState, input: Extract<SessionInputEvent, { type: 'exited' }>): SessionTransition {
+  const settled = settleAll(before, 'run-end');
+  const state = settled.state;
+  const effects: SessionEffect[] = [...settled.effects, { type: 'watchIdle', on: false }, { type: 'watchAbort', on: false }];
   const sessionId = state.sessionId === undefined ? {} : { sessionId: state.sessionId };
   const failure: TerminalFailed = { ...sessionId, ...input.failure };
   if (state.phase === 'busy' || state.phase === 'aborting') {
@@ -320,7 +360,70 @@ function onExited(state: SessionState, input: Extract<SessionInputEvent, { type:
       }
     : failure;
   effects.push(emit(terminal), { type: 'complete' });
-  return { state: { ...state, phase: 'ended', followUps: [], held: [], aborting: null }, effects };
+  return { state: { ...state, phase: 'ended', followUps: [], held: [], aborting: null, permissions: [] }, effects };
+}
+
+/**
+ * A request of the agent: said, and decided by the policy while its turn runs (the idle limit
+ * pauses while a request waits: a person may take a while). Outside a running turn nobody is
+ * asked: it is denied at once (said only inside a turn, as all content is).
+ */
+function onPermissionRequested(state: SessionState, request: Omit<PermissionRequested, 'type'>): SessionTransition {
+  const requested: PermissionRequested = { type: 'permission.requested', ...request };
+  if (state.phase === 'busy') {
+    if (state.permissions.some((pending) => pending.requestId === request.requestId)) return { state, effects: [] };
+    return {
+      state: { ...state, permissions: [...state.permissions, { requestId: request.requestId, options: request.options }] },
+      effects: [emit(requested), { type: 'watchIdle', on: false }, { type: 'decidePermission', request: requested }],
+    };
+  }
+  const answer: SessionEffect = { type: 'answerPermission', requestId: request.requestId, decision: 'deny' };
+  if (state.phase === 'aborting') {
+    return { state, effects: [emit(requested), emit({ type: 'permission.resolved', requestId: request.requestId, decision: 'deny', by: 'abort' }), answer] };
+  }
+  return { state, effects: [answer] };
+}
+
+/** A `permission` command: the caller answers a pending request (`input.accepted`), or there is none with that id (`input.dropped`). */
+function onPermissionCommand(state: SessionState, requestId: string, decision: PermissionDecision, ids: { readonly commandId?: string }): SessionTransition {
+  if (!state.permissions.some((pending) => pending.requestId === requestId)) {
+    const message = `no pending permission request ${requestId}: unknown, or already resolved`;
+    return { state, effects: [emit({ type: 'input.dropped', kind: 'permission', reason: 'no-request', message, requestId, ...ids })] };
+  }
+  const resolved = resolvePermission(state, requestId, decision, 'caller');
+  return { state: resolved.state, effects: [emit({ type: 'input.accepted', kind: 'permission', as: 'permission', turn: state.turn, requestId, ...ids }), ...resolved.effects] };
+}
+
+/**
+ * Resolves one pending request (a decision for none is ignored: each is resolved once). A decision
+ * the agent does not offer is narrowed (`allow-always` to `allow`, `deny-always` to `deny`).
+ */
+function resolvePermission(state: SessionState, requestId: string, wanted: PermissionDecision, by: PermissionResolver): SessionTransition {
+  const pending = state.permissions.find((candidate) => candidate.requestId === requestId);
+  if (pending === undefined) return { state, effects: [] };
+  const decision = offered(wanted, pending.options);
+  const permissions = state.permissions.filter((candidate) => candidate !== pending);
+  const resume: SessionEffect[] = permissions.length === 0 && state.phase === 'busy' ? [{ type: 'watchIdle', on: true }] : [];
+  return {
+    state: { ...state, permissions },
+    effects: [emit({ type: 'permission.resolved', requestId, decision, by }), { type: 'answerPermission', requestId, decision }, ...resume],
+  };
+}
+
+/** Denies every pending request, in order. */
+function settleAll(state: SessionState, by: PermissionResolver): SessionTransition {
+  if (state.permissions.length === 0) return { state, effects: [] };
+  const effects = state.permissions.flatMap((pending): SessionEffect[] => [
+    emit({ type: 'permission.resolved', requestId: pending.requestId, decision: 'deny', by }),
+    { type: 'answerPermission', requestId: pending.requestId, decision: 'deny' },
+  ]);
+  return { state: { ...state, permissions: [] }, effects };
+}
+
+/** The decision as the agent can take it. */
+export function offered(decision: PermissionDecision, options: readonly PermissionDecision[]): PermissionDecision {
+  if (options.includes(decision)) return decision;
+  return decision.startsWith('allow') && options.includes('allow') ? 'allow' : 'deny';
 }
 
 /** What a command held while opening gets when the session ends before it opened. */
@@ -329,7 +432,8 @@ function droppedAtEnd(value: unknown): SessionMessage {
   if (!parsed.success) return invalid(value, parsed.error.issues[0]);
   const command = parsed.data;
   const ids = command.id === undefined ? {} : { commandId: command.id };
-  return dropped(command.type, 'session-ended', 'the session ended before it could run', command.type === 'abort' ? ids : { text: command.text, ...ids });
+  const what = command.type === 'abort' ? ids : command.type === 'permission' ? { requestId: command.requestId, ...ids } : { text: command.text, ...ids };
+  return dropped(command.type, 'session-ended', 'the session ended before it could run', what);
 }
 
 /** The `input.dropped` of a value that is not a session command, saying what is wrong with it. */
@@ -353,20 +457,21 @@ function dropped(
   kind: InputKind,
   reason: 'aborted' | 'rejected' | 'invalid' | 'session-ended',
   message: string,
-  what: { readonly text?: string | undefined; readonly commandId?: string | undefined } | string | undefined,
+  what: { readonly text?: string | undefined; readonly requestId?: string | undefined; readonly commandId?: string | undefined } | string | undefined,
 ): SessionMessage {
-  const fields = typeof what === 'string' ? { text: what } : (what ?? {});
+  const fields: { readonly text?: string | undefined; readonly requestId?: string | undefined; readonly commandId?: string | undefined } = typeof what === 'string' ? { text: what } : (what ?? {});
   return {
     type: 'input.dropped',
     kind,
     reason,
     message,
     ...(fields.text === undefined ? {} : { text: fields.text }),
+    ...(fields.requestId === undefined ? {} : { requestId: fields.requestId }),
     ...(fields.commandId === undefined ? {} : { commandId: fields.commandId }),
   };
 }
 
-const KINDS: readonly string[] = ['prompt', 'follow-up', 'steer', 'abort'];
+const KINDS: readonly string[] = ['prompt', 'follow-up', 'steer', 'abort', 'permission'];
 
 function commandKind(value: unknown): InputKind {
   const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;

@@ -1,17 +1,20 @@
 import type { McpServer } from '@agentclientprotocol/sdk';
 import { resolve } from 'node:path';
 import type { OperatorFunction } from 'rxjs';
-import { acpClientProtocol, type AcpClientHandlers, type PermissionPolicy } from '../agents/acp/client.js';
+import { acpClientProtocol, type AcpClientHandlers } from '../agents/acp/client.js';
+import { SESSION_PERMISSION_OPTIONS, checkOptions } from '../agents/shared/option-schemas.js';
+import type { PermissionOptions } from '../operators/permission-policy.js';
+import * as z from 'zod';
 import { acpDialect } from '../agents/acp/dialect.js';
 import { checkOptionsObject, checkString, checkStringLists } from '../agents/shared/options.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
 import type { ProcessOptions } from '../process/options.js';
 import { processSession } from '../sessions/process-session.js';
 
+const PERMISSIONS = z.object(SESSION_PERMISSION_OPTIONS);
+
 /** What an ACP client session lets the caller decide: the agent's permission requests, and the client's file system. */
-export interface AcpClientOptions {
-  /** Decides the agent's `session/request_permission` requests. Default: deny, said with an `agent.warning`. */
-  readonly permission?: PermissionPolicy;
+export interface AcpClientOptions extends PermissionOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
   /** MCP servers for the session (`session/new`). Default none. */
@@ -40,8 +43,9 @@ export interface AcpSessionOptions extends AcpClientOptions, Omit<ProcessOptions
  */
 export function acpSession(options: AcpSessionOptions): OperatorFunction<SessionCommand, SessionMessage> {
   checkOptionsObject('acpSession', options);
-  const { command, args = [], name = 'ACP agent', permission, handlers, mcpServers, ...processOptions } = options;
+  const { command, args = [], name = 'ACP agent', permission, permissionTimeoutMs, handlers, mcpServers, ...processOptions } = options;
   checkString('command', command);
+  checkOptions('acpSession', PERMISSIONS, { permission, permissionTimeoutMs });
   checkStringLists({ args });
   return processSession({
     command,
@@ -52,9 +56,10 @@ export function acpSession(options: AcpSessionOptions): OperatorFunction<Session
     protocol: acpClientProtocol({
       name,
       cwd: resolve(processOptions.cwd ?? process.cwd()),
-      ...(permission === undefined ? {} : { permission }),
       ...(handlers === undefined ? {} : { handlers }),
       ...(mcpServers === undefined ? {} : { mcpServers }),
     }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
   });
 }

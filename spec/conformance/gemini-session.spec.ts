@@ -5,6 +5,7 @@ import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fa
 import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
 
 /**
  * geminiSession (acpSession over `gemini --acp`) against the real Gemini CLI and the fake model
@@ -17,6 +18,7 @@ const TAG = createProcessTag('AGENT_RX_GEMINI_SESSION');
 let server: FakeModelServer;
 let env: GeminiEnv;
 const latencies: AbortLatencies = new Map();
+const permissionLatencies: PermissionLatencies = new Map();
 
 beforeAll(async () => {
   server = await startFakeModelServer();
@@ -27,7 +29,7 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  process.stdout.write(`\nGemini CLI (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  process.stdout.write(`\nGemini CLI (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}; permission (decision → agent resumed): ${[...permissionLatencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
 });
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<GeminiSessionOptions> = {}): GeminiSessionOptions {
@@ -77,4 +79,18 @@ describe('geminiSession on the real Gemini CLI (ACP)', () => {
     session.end();
     expect((await session.done).at(-1)?.type).toBe('terminal.completed');
   });
+});
+
+describe('geminiSession permissions on the real Gemini CLI (session/request_permission)', () => {
+  permissionConformance(
+    () => ({
+      name: 'Gemini CLI',
+      tag: TAG,
+      cwd: env.cwd,
+      tool: 'run_shell_command',
+      // Its default approval mode asks before a shell command.
+      session: (permission, onStopped) => geminiSession(options(onStopped, { approvalMode: 'default', ...permission })),
+    }),
+    permissionLatencies,
+  );
 });

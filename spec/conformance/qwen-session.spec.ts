@@ -5,6 +5,7 @@ import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModel
 import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -18,6 +19,7 @@ const TAG = createProcessTag('AGENT_RX_QWEN_SESSION');
 let server: FakeModelServer;
 let env: QwenEnv;
 const latencies: AbortLatencies = new Map();
+const permissionLatencies: PermissionLatencies = new Map();
 
 beforeAll(async () => {
   server = await startFakeModelServer();
@@ -28,7 +30,7 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  process.stdout.write(`\nQwen Code (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  process.stdout.write(`\nQwen Code (ACP) session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}; permission (decision → agent resumed): ${[...permissionLatencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
 });
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<QwenSessionOptions> = {}): QwenSessionOptions {
@@ -75,4 +77,18 @@ describe('qwenSession on the real Qwen Code (ACP)', () => {
     session.end();
     expect((await session.done).at(-1)?.type).toBe('terminal.completed');
   });
+});
+
+describe('qwenSession permissions on the real Qwen Code (session/request_permission)', () => {
+  permissionConformance(
+    () => ({
+      name: 'Qwen Code',
+      tag: TAG,
+      cwd: env.cwd,
+      tool: 'run_shell_command',
+      // Its default approval mode asks before a shell command.
+      session: (permission, onStopped) => qwenSession(options(onStopped, { approvalMode: 'default', ...permission })),
+    }),
+    permissionLatencies,
+  );
 });

@@ -1,20 +1,13 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { createRequire } from 'node:module';
-import type { Usage } from '../../messages.js';
+import type { PermissionDecision, Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
-import { NO_REACTION, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
+import { NO_REACTION, type PermissionAsk, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
+import type { ToolVocabulary } from '../../operators/dialect.js';
+import { acpToolName, toolKind } from './dialect.js';
 import { rpcErrorText, withoutType } from '../shared/json-rpc.js';
-
-/** What a permission policy decides for one request of the agent. */
-export type PermissionDecision = 'allow' | 'allow-always' | 'deny' | 'deny-always';
-
-/**
- * Decides a `session/request_permission` of the agent (a tool it wants to run). Default: deny,
- * and the stream says so with an `agent.warning`.
- */
-export type PermissionPolicy = (request: acp.RequestPermissionRequest) => PermissionDecision | Promise<PermissionDecision>;
 
 /** The client capabilities a caller provides: off unless given. */
 export interface AcpClientHandlers {
@@ -32,12 +25,14 @@ export interface AcpProtocolOptions {
   readonly mcpServers?: readonly acp.McpServer[];
   /** The agent's name in diagnostics. */
   readonly name: string;
-  /** Decides the agent's permission requests. Default: deny, with an `agent.warning` in the stream. */
-  readonly permission?: PermissionPolicy;
   /** The client capabilities offered to the agent (file reads and writes); none by default. */
   readonly handlers?: AcpClientHandlers;
   /** The turn's usage, where an agent puts it into its answer to `session/prompt` (ACP itself has no field for it). */
   readonly usageOf?: (response: acp.PromptResponse) => Usage | undefined;
+  /** The agent's tools (kinds and summaries), for its permission requests. */
+  readonly tools?: ToolVocabulary;
+  /** The agent's name of a tool from a call's id, where the call says no name. */
+  readonly toolName?: (toolCallId: string) => string | undefined;
 }
 
 /** One agent-rx turn: one `session/prompt`, or more when a steer cut the one before. */
@@ -64,6 +59,8 @@ export interface AcpClientState {
   readonly pending: SessionAsk[];
   turn: AcpTurn | null;
   fatal: string | undefined;
+  /** What the agent said of its tool calls (name, kind, title, input), by id: a permission request may say less. */
+  readonly calls: Map<string, Readonly<Record<string, unknown>>>;
 }
 
 const VERSION = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
@@ -78,12 +75,13 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  *   the turn ends once the processes it started are gone;
  * - ACP has no steer: a steer cancels the running prompt and is sent as the next prompt, in the same
  *   agent-rx turn (what Gemini CLI does with a second prompt); follow-ups are agent-rx's;
- * - permission requests go to the caller's policy (default: deny, said with an `agent.warning`);
- *   file-system requests only with the caller's handlers, terminal requests never (the SDK answers
- *   "method not found").
+ * - a permission request is the session's (`permission.requested`, decided by its policy); the
+ *   answer is the option the agent offered for the decision, or `cancelled` once the prompt was
+ *   cancelled; file-system requests only with the caller's handlers, terminal requests never (the
+ *   SDK answers "method not found").
  *
  * @example
- * // What acpSession does, by hand, with a policy that allows the agent's tools once at a time.
+ * // What acpSession does, by hand (its permission requests denied: processSession's default).
  * commands
  *   .pipe(
  *     processSession({
@@ -91,7 +89,7 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  *       args: ['--stdio'],
  *       processOptions: { interrupt: { signal: 'SIGTERM' } },
  *       dialect: acpDialect('My agent'),
- *       protocol: acpClientProtocol({ name: 'My agent', cwd: process.cwd(), permission: () => 'allow' }),
+ *       protocol: acpClientProtocol({ name: 'My agent', cwd: process.cwd() }),
  *     }),
  *   )
  *   .subscribe(render);
@@ -99,7 +97,7 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
 export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<AcpClientState> {
   return {
     name: options.name,
-    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined }),
+    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined, calls: new Map() }),
     // The session's id is the answer to `session/new`, before any prompt.
     announcesSession: () => true,
     open: (state, channel) => {
@@ -136,7 +134,7 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
     .client({ name: 'agent-rx' })
     // Updates are read from the lines, in order (see `read`); the SDK only checks them.
     .onNotification(acp.methods.client.session.update, () => undefined)
-    .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => decide(params, options.permission, channel));
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => ask(state, params, channel, options));
   const { readTextFile, writeTextFile } = options.handlers ?? {};
   if (readTextFile !== undefined) app.onRequest(acp.methods.client.fs.readTextFile, ({ params }) => readTextFile(params));
   if (writeTextFile !== undefined) app.onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => writeTextFile(params));
@@ -168,23 +166,58 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
     );
 }
 
-async function decide(request: acp.RequestPermissionRequest, policy: PermissionPolicy | undefined, channel: ProtocolChannel): Promise<acp.RequestPermissionResponse> {
-  let decision: PermissionDecision = 'deny';
-  if (policy !== undefined) {
-    try {
-      decision = await policy(request);
-    } catch (error) {
-      channel.react({ facts: [warning(`the permission policy threw (${messageOf(error)}): denied`)] });
-    }
-  }
-  const kind = { allow: 'allow_once', 'allow-always': 'allow_always', deny: 'reject_once', 'deny-always': 'reject_always' }[decision];
-  const option = request.options.find((candidate) => candidate.kind === kind) ?? request.options.find((candidate) => candidate.kind.startsWith(decision.startsWith('allow') ? 'allow' : 'reject'));
-  if (policy === undefined) channel.react({ facts: [warning(`denied the agent's request for permission (${request.toolCall.title ?? request.toolCall.toolCallId}): no permission policy`)] });
+/** A permission request of the agent, asked of the session: answered when the session decides. */
+function ask(state: AcpClientState, request: acp.RequestPermissionRequest, channel: ProtocolChannel, options: AcpProtocolOptions): Promise<acp.RequestPermissionResponse> {
+  return new Promise((resolve) => {
+    const answer = (decision: PermissionDecision): ProtocolReaction => {
+      // Once the prompt is cancelled, every request it left is answered `cancelled`, as ACP asks.
+      const cancelled = state.turn === null || state.turn.aborted || state.turn.steers.length > 0;
+      resolve(cancelled ? { outcome: { outcome: 'cancelled' } } : acpAnswer(request, decision));
+      return NO_REACTION;
+    };
+    channel.react({ facts: [{ type: 'permission', request: permissionAsk(request, state.calls, options), answer }] });
+  });
+}
+
+const OPTION_KINDS: Readonly<Record<PermissionDecision, acp.PermissionOptionKind>> = { allow: 'allow_once', 'allow-always': 'allow_always', deny: 'reject_once', 'deny-always': 'reject_always' };
+
+/** The request as the session says it, with what the agent said of the call before (its name, its input). */
+function permissionAsk(request: acp.RequestPermissionRequest, calls: ReadonlyMap<string, Readonly<Record<string, unknown>>>, options: AcpProtocolOptions): PermissionAsk {
+  const update = request.toolCall as unknown as Readonly<Record<string, unknown>>;
+  const known = calls.get(request.toolCall.toolCallId) ?? {};
+  const merged: Readonly<Record<string, unknown>> = { ...known, ...Object.fromEntries(Object.entries(update).filter(([, value]) => value !== undefined && value !== null)) };
+  const tool = acpToolName(merged, options.toolName);
+  const input = merged['rawInput'] ?? null;
+  const offered = (Object.keys(OPTION_KINDS) as PermissionDecision[]).filter((decision) => request.options.some((option) => option.kind === OPTION_KINDS[decision]));
+  return {
+    toolCallId: request.toolCall.toolCallId,
+    tool,
+    kind: toolKind(merged) ?? options.tools?.kind(tool) ?? 'other',
+    title: stringOf(merged['title']) ?? options.tools?.summary(tool, input) ?? tool,
+    input,
+    // A deny is always possible: without a reject option the answer is `cancelled`.
+    options: offered.includes('deny') ? offered : [...offered, 'deny'],
+  };
+}
+
+/** The option the agent offered for a decision (a deny it offered none for: `cancelled`). */
+function acpAnswer(request: acp.RequestPermissionRequest, decision: PermissionDecision): acp.RequestPermissionResponse {
+  const option = request.options.find((candidate) => candidate.kind === OPTION_KINDS[decision]);
   return { outcome: option === undefined ? { outcome: 'cancelled' } : { outcome: 'selected', optionId: option.optionId } };
 }
 
-function warning(message: string): ProtocolFact {
-  return { type: 'content', message: { type: 'agent.warning', message } };
+/** Remembers what the agent says of a tool call (a permission request may carry only its id). */
+function remember(state: AcpClientState, event: AgentEvent): void {
+  if (event['method'] !== acp.methods.client.session.update) return;
+  const update = field(event['params'], 'update');
+  if (typeof update !== 'object' || update === null) return;
+  const record = update as Readonly<Record<string, unknown>>;
+  const kind = record['sessionUpdate'];
+  const id = stringOf(record['toolCallId']);
+  if ((kind !== 'tool_call' && kind !== 'tool_call_update') || id === undefined) return;
+  const known = state.calls.get(id) ?? {};
+  const fresh = Object.fromEntries(Object.entries(record).filter(([key, value]) => value !== undefined && value !== null && key !== 'content'));
+  state.calls.set(id, { ...known, ...fresh });
 }
 
 function act(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
@@ -214,8 +247,10 @@ function perform(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
       return NO_REACTION;
     case 'steer':
       turn.steers.push(ask.input);
-      if (turn.steers.length === 1) cancel(state);
-      return NO_REACTION;
+      if (turn.steers.length > 1) return NO_REACTION;
+      cancel(state);
+      // The cancelled prompt's permission requests are settled (denied) before it ends.
+      return { facts: [{ type: 'settlePermissions' }] };
     case 'abort':
       turn.aborted = true;
       turn.steers.length = 0;
@@ -246,6 +281,7 @@ function read(state: AcpClientState, event: AgentEvent, usageOf: AcpProtocolOpti
     const outcome = state.turn?.killing;
     return outcome === undefined || outcome === null ? NO_REACTION : end(state, outcome);
   }
+  remember(state, event);
   try {
     state.controller?.enqueue(withoutType(event) as acp.AnyMessage);
   } catch {

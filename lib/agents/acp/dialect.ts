@@ -113,7 +113,8 @@ export interface HeldCall {
  * });
  * commands.pipe(session).subscribe(render);
  */
-export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
+export function acpDialect(name = 'ACP agent', options: AcpDialectOptions = {}): Dialect<AcpState> {
+  const nameOf = (update: Readonly<Record<string, unknown>>): string => acpToolName(update, options.toolName);
   return {
     name,
     schemas: acpEventSchemas,
@@ -121,14 +122,30 @@ export function acpDialect(name = 'ACP agent'): Dialect<AcpState> {
     createTextReader: createAcpTextReader,
     turnEnd: acpTurnEnd,
     createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), held: new Map(), lastError: undefined }),
-    map: mapAcpEvent,
+    map: (state, event) => mapAcpEvent(state, event, nameOf),
     conclude: (): Conclusion => ({ kind: 'inconclusive', message: `the ${name} ended its session` }),
     lastError: (state) => state.lastError,
     sessionId: (state) => state.session.sessionId,
   };
 }
 
-function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] {
+/** What an agent's ACP dialect knows besides ACP. */
+export interface AcpDialectOptions {
+  /** The agent's name of a tool from the call's id, where its updates say no name (Gemini CLI's ids begin with it). */
+  readonly toolName?: (toolCallId: string) => string | undefined;
+}
+
+function mapAcpEvent(state: AcpState, event: AgentEvent, toolName: (update: Readonly<Record<string, unknown>>) => string): readonly CliMessage[] {
+  if (event.type === 'server-request' && event['method'] === 'session/request_permission') {
+    // The agent may ask before it announces the call: what it says of it is kept for the announcement.
+    const call = field(event['params'], 'toolCall');
+    const id = stringOf(field(call, 'toolCallId'));
+    if (id !== undefined && typeof call === 'object' && call !== null && !state.names.has(id) && !state.held.has(id)) {
+      const update = call as Readonly<Record<string, unknown>>;
+      state.held.set(id, { name: toolName(update), kind: toolKind(update), title: stringOf(update['title']) });
+    }
+    return [];
+  }
   if (event.type === 'response') {
     const error = rpcErrorText(event['error']);
     if (error !== undefined) state.lastError = error;
@@ -140,7 +157,7 @@ function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] 
   switch (update.sessionUpdate) {
     case 'tool_call':
     case 'tool_call_update':
-      return toolMessages(state, update);
+      return toolMessages(state, update, toolName);
     case 'notice': {
       const title = stringOf(update['title']) ?? '';
       const description = stringOf(update['description']);
@@ -151,13 +168,19 @@ function mapAcpEvent(state: AcpState, event: AgentEvent): readonly CliMessage[] 
   }
 }
 
-/** The name a tool is known by: the agent's own (`_meta.toolName`), its `name`, else its kind (`execute`, `edit`, …), else `tool`. */
-function toolName(update: Readonly<Record<string, unknown>>): string {
-  return stringOf(field(update['_meta'], 'toolName')) ?? stringOf(update['name']) ?? stringOf(update['kind']) ?? 'tool';
+/**
+ * The name a tool is known by: the agent's own (`_meta.toolName`), its `name`, what the agent's
+ * `fromId` reads in the call's id, else its kind (`execute`, `edit`, …), else `tool`.
+ */
+export function acpToolName(update: Readonly<Record<string, unknown>>, fromId?: (toolCallId: string) => string | undefined): string {
+  const id = stringOf(update['toolCallId']);
+  return (
+    stringOf(field(update['_meta'], 'toolName')) ?? stringOf(update['name']) ?? (id === undefined ? undefined : fromId?.(id)) ?? stringOf(update['kind']) ?? 'tool'
+  );
 }
 
 /** The call's ACP kind, when it is one of the contract's. */
-function toolKind(update: Readonly<Record<string, unknown>>): ToolKind | undefined {
+export function toolKind(update: Readonly<Record<string, unknown>>): ToolKind | undefined {
   const kind = update['kind'];
   return (TOOL_KINDS as readonly unknown[]).includes(kind) ? (kind as ToolKind) : undefined;
 }
@@ -181,7 +204,7 @@ function release(state: AcpState, id: string, input: unknown): readonly CliMessa
   return announce(state, id, held.name, held.kind, emptyInput(input) ? fallback : input);
 }
 
-function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>): readonly CliMessage[] {
+function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>, toolName: (update: Readonly<Record<string, unknown>>) => string): readonly CliMessage[] {
   const id = stringOf(update['toolCallId']);
   if (id === undefined) return [];
   const rawInput = update['rawInput'];

@@ -2,11 +2,12 @@ import { resolve } from 'node:path';
 import type { Dialect, ToolVocabulary } from '../../operators/dialect.js';
 import type { ProcessOptions } from '../../process/options.js';
 import type { SessionInvocation } from '../definition.js';
+import type { PermissionOptions } from '../../operators/permission-policy.js';
 import { acpClientProtocol, type AcpProtocolOptions } from './client.js';
 import { acpDialect } from './dialect.js';
 
 /** What an agent that speaks ACP for its sessions says of one: its command, its client's choices, how its output reads. */
-export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'permission' | 'handlers' | 'mcpServers' | 'usageOf'> {
+export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'handlers' | 'mcpServers' | 'usageOf'>, PermissionOptions {
   readonly executable: string | undefined;
   /** Its arguments, ACP's flag (`--acp`) included. */
   readonly args: readonly string[];
@@ -15,6 +16,8 @@ export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' 
   readonly tools?: ToolVocabulary;
   /** What its stderr says, read as for a run. */
   readonly stderrLine?: Dialect['stderrLine'];
+  /** Its name of a tool from a call's id, where the call says no name. */
+  readonly toolName?: (toolCallId: string) => string | undefined;
   /** What its setup must make first. */
   readonly setup?: Setup;
 }
@@ -25,12 +28,13 @@ export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' 
  * vocabulary and stderr reader. A new session each time (ACP opens one).
  */
 export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): SessionInvocation<Setup> {
-  const { name, executable, args, processOptions, tools, stderrLine, setup, permission, handlers, mcpServers, usageOf } = agent;
+  const { name, executable, args, processOptions, tools, toolName, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf } = agent;
   const protocol = acpClientProtocol({
     name,
     cwd: resolve(processOptions.cwd ?? process.cwd()),
     ...(usageOf === undefined ? {} : { usageOf }),
-    ...(permission === undefined ? {} : { permission }),
+    ...(tools === undefined ? {} : { tools }),
+    ...(toolName === undefined ? {} : { toolName }),
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
   });
@@ -40,7 +44,9 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
     processOptions,
     resuming: false,
     protocol,
-    dialect: { ...acpDialect(name), ...(tools === undefined ? {} : { tools }), ...(stderrLine === undefined ? {} : { stderrLine }) },
+    dialect: { ...acpDialect(name, toolName === undefined ? {} : { toolName }), ...(tools === undefined ? {} : { tools }), ...(stderrLine === undefined ? {} : { stderrLine }) },
     ...(setup === undefined ? {} : { setup }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
   };
 }

@@ -43,7 +43,7 @@ export function geminiRunInvocation(options: RunGeminiOptions): ProcessRunInvoca
 
 /** A `geminiSession`'s invocation: `gemini --acp`, the Agent Client Protocol on stdio. */
 export function geminiSessionInvocation(options: GeminiSessionOptions): SessionInvocation<GeminiSetup> {
-  const { permission, handlers, mcpServers, ...rest } = options;
+  const { permission, permissionTimeoutMs, handlers, mcpServers, ...rest } = options;
   const common = geminiInvocation(rest, ['--acp']);
   return acpSessionInvocation({
     name: 'Gemini CLI',
@@ -52,9 +52,12 @@ export function geminiSessionInvocation(options: GeminiSessionOptions): SessionI
     processOptions: common.processOptions,
     usageOf: geminiPromptUsage,
     ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
     tools: geminiTools,
+    // Its calls' ids begin with the tool's name (`run_shell_command__…`); its updates say none.
+    toolName: (id) => /^([a-z_]+?)__/.exec(id)?.[1],
     stderrLine: geminiStderrLine,
     ...(common.agentRetry ? {} : { setup: { noRetries: true, resumed: false } }),
   });

@@ -2,8 +2,9 @@ import type { McpServer } from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import type { AcpClientHandlers, PermissionPolicy } from '../acp/client.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import type { AcpClientHandlers } from '../acp/client.js';
+import type { PermissionOptions } from '../../operators/permission-policy.js';
+import { SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
@@ -34,9 +35,7 @@ export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderr
  * (an ACP session is a new one), and what an ACP client decides: the agent's permission requests,
  * the client's file system, MCP servers (as for `acpSession`).
  */
-export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions {
-  /** Decides the agent's `session/request_permission` requests. Default: deny, said with an `agent.warning`. */
-  readonly permission?: PermissionPolicy;
+export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, PermissionOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
   /** MCP servers for the session (`session/new`). Default none. */
@@ -95,7 +94,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 /** The schemas of Gemini CLI's options: a run's, a session's, and a fleet run spec's. */
 export const GEMINI_OPTIONS = {
   run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT, session: RUN_SESSION }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, permission: z.unknown().optional(), handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 

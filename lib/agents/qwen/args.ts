@@ -35,7 +35,7 @@ export function qwenRunInvocation(options: RunQwenOptions): ProcessRunInvocation
 
 /** A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio. */
 export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvocation<QwenSetup> {
-  const { permission, handlers, mcpServers, ...rest } = options;
+  const { permission, permissionTimeoutMs, handlers, mcpServers, ...rest } = options;
   const common = qwenInvocation(rest, ['--acp']);
   return acpSessionInvocation({
     name: 'Qwen Code',
@@ -43,6 +43,7 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     args: [...common.args, ...common.extraArgs],
     processOptions: common.processOptions,
     ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
     tools: qwenTools,

@@ -1,6 +1,7 @@
 // The pieces of the agents' option schemas, and the call-time check that turns a schema's refusal
 // into a `TypeError` that names the option.
 import * as z from 'zod';
+import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
 
 /** A non-empty string. */
 export const text = (): z.ZodString => z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
@@ -36,6 +37,24 @@ export const CALLER_PROCESS_OPTIONS = {
   cwd: text().optional(),
   timeoutMs: timeLimit().optional(),
   idleTimeoutMs: timeLimit().optional(),
+};
+
+/** A session's permission options: a preset (`ask` included) or a callback, and its deadline. */
+export const SESSION_PERMISSION_OPTIONS = {
+  permission: z
+    .custom<PermissionPolicy>(isPermissionPolicy, { error: "must be 'allow-all', 'allow-reads', 'deny-all', 'ask' or a function of the request" })
+    .optional(),
+  permissionTimeoutMs: timeLimit().optional(),
+};
+
+/** A run's permission options: as a session's, but `ask` has no command to wait for. */
+export const RUN_PERMISSION_OPTIONS = {
+  permission: z
+    .custom<PermissionPolicy>((value) => value !== 'ask' && isPermissionPolicy(value), {
+      error: "must be 'allow-all', 'allow-reads', 'deny-all' or a function of the request ('ask' is for sessions, which take permission commands)",
+    })
+    .optional(),
+  permissionTimeoutMs: timeLimit().optional(),
 };
 
 /**
