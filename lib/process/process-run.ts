@@ -21,6 +21,11 @@ import { unstartedExit } from './unstarted-exit.js';
 export interface RunListener {
   frame(frame: OutputFrame): void;
   exit(exit: ProcessExit): void;
+  /**
+   * The stop sequence is about to begin for a host stop or a time limit (not an unsubscribe), before
+   * any signal: what waits on the agent may be settled now (a session's permission requests).
+   */
+  stopping?(request: StopRequest): void;
 }
 
 export interface ProcessRun {
@@ -123,6 +128,7 @@ class Run implements TrackedRun, ProcessRun {
       return;
     }
     if (request.kind === 'unsubscribe') this.#listener = null;
+    else if (this.#machine.request === null) this.#listener?.stopping?.(request);
     this.#stdinFeed?.unsubscribe();
     this.#limits?.clear();
     this.#dispatch({ type: 'stop', request });

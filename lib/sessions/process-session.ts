@@ -241,6 +241,12 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
           exit: (exit) => {
             items.next(exit);
           },
+          // A host stop or a time limit: nothing waits on an approval nobody will give, before any signal.
+          stopping: () => {
+            if (!over) guarded(() => {
+              dispatch({ type: 'settlePermissions', by: 'run-end' });
+            });
+          },
         });
         if (run !== null) link.open();
       }

@@ -129,8 +129,11 @@ export type SessionInputEvent =
   | { readonly type: 'permissionRequested'; readonly request: Omit<PermissionRequested, 'type'> }
   /** A decision for a pending request, from the policy, the caller's callback or the deadline (a late one is ignored). */
   | { readonly type: 'permissionDecided'; readonly requestId: string; readonly decision: PermissionDecision; readonly by: PermissionResolver }
-  /** The protocol cancelled the running prompt by itself: every pending request is denied (`abort`). */
-  | { readonly type: 'settlePermissions' }
+  /**
+   * Every pending request is denied now: the protocol cancelled the running prompt by itself
+   * (`abort`, the default), or the session is being stopped (`run-end`).
+   */
+  | { readonly type: 'settlePermissions'; readonly by?: PermissionResolver }
   /**
    * The process is gone. `clean`: it exited the way its agent does at the end of its input;
    * `failure`: the terminal to give when the session did not end that way.
@@ -207,7 +210,7 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
     case 'permissionDecided':
       return resolvePermission(state, input.requestId, input.decision, input.by);
     case 'settlePermissions':
-      return settleAll(state, 'abort');
+      return settleAll(state, input.by ?? 'abort');
     case 'exited':
       return onExited(state, input);
   }

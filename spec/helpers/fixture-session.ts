@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import { processSession, type Dialect, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
+import { processSession, type PermissionPolicy, type Dialect, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
 import type { AgentEvent } from '../../lib/operators/items.js';
 import { fixture } from './processes.js';
 import type { ProcessTag } from './tagged-processes.js';
@@ -40,6 +40,19 @@ export const fixtureProtocol: SessionProtocol<{ ready: boolean }> = {
       state.ready = true;
       return { facts: [{ type: 'content', message: { type: 'session.started', sessionId: `fixture-${String(event['pid'])}` } }] };
     }
+    if (event.type === 'ask') {
+      const id = event['id'];
+      const command = String(event['command']);
+      return {
+        facts: [
+          {
+            type: 'permission',
+            request: { toolCallId: `call-${String(id)}`, tool: 'bash', kind: 'execute', title: command, input: { command }, options: ['allow', 'deny'] },
+            answer: (decision) => ({ outputs: [{ type: 'write', line: { op: 'answer', id, allow: decision.startsWith('allow') } }] }),
+          },
+        ],
+      };
+    }
     if (event.type !== 'done') return {};
     return {
       facts: [{ type: 'turnEnded', outcome: event['aborted'] === true ? { kind: 'failed', reason: 'aborted', message: 'aborted' } : { kind: 'completed', stopReason: 'end_turn' } }],
@@ -55,6 +68,8 @@ export interface FixtureSessionOptions {
   readonly env?: Record<string, string>;
   readonly command?: string;
   readonly protocol?: SessionProtocol<{ ready: boolean }>;
+  readonly permission?: PermissionPolicy;
+  readonly permissionTimeoutMs?: number;
 }
 
 /** A session on the fixture agent: `echo:X` says X, `hang` waits, `crash` exits 3, `tool` starts `sleep 30`. */
@@ -70,5 +85,7 @@ export function fixtureSession(onStopped: (report: StopReport) => void, options:
     },
     dialect: fixtureDialect,
     protocol: options.protocol ?? fixtureProtocol,
+    ...(options.permission === undefined ? {} : { permission: options.permission }),
+    ...(options.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: options.permissionTimeoutMs }),
   });
 }
