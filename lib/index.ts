@@ -20,7 +20,7 @@ export { processLines } from './sources/process-lines.js';
 // Sessions: one agent process, many turns
 export { acpSession, type AcpSessionOptions, type AcpClientOptions } from './sources/acp-session.js';
 export type { AcpClientHandlers } from './agents/acp/client.js';
-export { PERMISSION_PRESETS, READ_ONLY_KINDS, type PermissionPolicy, type PermissionPreset, type PermissionCallback, type PermissionOptions } from './operators/permission-policy.js';
+export { PERMISSION_PRESETS, READ_ONLY_KINDS, type PermissionPolicy, type PermissionPreset, type PermissionCallback, type PermissionOptions, type RunPermissionOptions } from './operators/permission-policy.js';
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { processSession, type SessionSpec } from './sessions/process-session.js';
 export type { SettingsOverlay } from './agents/definition.js';

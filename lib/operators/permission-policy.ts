@@ -39,6 +39,18 @@ export interface PermissionOptions {
   readonly permissionTimeoutMs?: number;
 }
 
+/**
+ * How a run answers the agent's permission requests: as a session does, but without `ask` (a run
+ * takes no commands). A run given `permission` goes over the agent's interactive mode, where it
+ * can ask (a one-prompt session: the README's table says which, per agent).
+ */
+export interface RunPermissionOptions {
+  /** Who decides when the agent asks before using a tool: `allow-all`, `allow-reads`, `deny-all` or a callback. */
+  readonly permission?: Exclude<PermissionPreset, 'ask'> | PermissionCallback;
+  /** How long the callback may take before the request is denied (`by: 'deadline'`). Default 300000 (5 minutes). */
+  readonly permissionTimeoutMs?: number;
+}
+
 /** The kinds `allow-reads` allows. */
 export const READ_ONLY_KINDS: readonly ToolKind[] = ['read', 'search', 'think'];
 

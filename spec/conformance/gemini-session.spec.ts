@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { acpSession, geminiSession, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
+import { acpSession, geminiSession, runGemini, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
-import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 
 /**
  * geminiSession (acpSession over `gemini --acp`) against the real Gemini CLI and the fake model
@@ -93,4 +93,15 @@ describe('geminiSession permissions on the real Gemini CLI (session/request_perm
     }),
     permissionLatencies,
   );
+});
+
+describe('runGemini with permission: a one-prompt ACP session, where Gemini CLI asks', () => {
+  permissionRunConformance(() => ({
+    name: 'Gemini CLI',
+    tag: TAG,
+    cwd: env.cwd,
+    tool: 'run_shell_command',
+    run: (prompt, permission, onStopped) =>
+      runGemini({ prompt, executable: GEMINI.command, executableArgs: GEMINI.args, cwd: env.cwd, env: { ...env.env, ...TAG.env }, onStopped, ...permission }),
+  }));
 });

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { OperatorFunction } from 'rxjs';
-import type { PermissionOptions, PermissionRequested, SessionCommand, SessionMessage, StopReport } from '../../lib/index.js';
+import { NEVER, type Observable, type OperatorFunction, type Subscription } from 'rxjs';
+import type { CliMessage, PermissionOptions, PermissionRequested, RunPermissionOptions, SessionCommand, SessionMessage, StopReport } from '../../lib/index.js';
 import { describeProcesses, type ProcessTag } from '../helpers/tagged-processes.js';
 import { scenarioMarker } from './fake-model-server.js';
 import { TOUCH_TOOL_COMMAND } from './scenarios.js';
@@ -157,5 +157,108 @@ export function permissionConformance(agent: () => PermissionAgent, latencies: P
     expect(report.confirmed).toBe(true);
     expect(describeProcesses(await agent().tag.waitUntilNone(10_000))).toBe('none');
     expect(touched()).toBe(false);
+  });
+}
+
+/** One agent's runs with a permission policy. */
+export interface PermissionRunAgent {
+  readonly name: string;
+  readonly tag: ProcessTag;
+  readonly cwd: string;
+  readonly tool: string;
+  /** A run of `prompt` with these permission options (a TypeError for options it refuses). */
+  run(prompt: string, permission: RunPermissionOptions, onStopped: (report: StopReport) => void): Observable<CliMessage>;
+}
+
+/**
+ * What every agent's run does when the host decides: the requests and their resolutions are in the
+ * run's stream; a deny leaves no file and the run completes with an answer; an allow makes the
+ * file; the deadline denies; an unsubscribe while a request waits leaves no process.
+ */
+export function permissionRunConformance(agent: () => PermissionRunAgent): void {
+  const subscriptions: Subscription[] = [];
+  const touched = (): boolean => existsSync(join(agent().cwd, TOUCHED));
+  const run = (permission: RunPermissionOptions, onStopped: (report: StopReport) => void = () => undefined): Promise<CliMessage[]> =>
+    new Promise((resolve, reject) => {
+      const messages: CliMessage[] = [];
+      subscriptions.push(
+        agent()
+          .run(touch, permission, onStopped)
+          .subscribe({
+            next: (message) => {
+              messages.push(message);
+            },
+            error: reject,
+            complete: () => {
+              resolve(messages);
+            },
+          }),
+      );
+    });
+
+  beforeEach(() => {
+    rmSync(join(agent().cwd, TOUCHED), { force: true });
+  });
+
+  afterEach(async () => {
+    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+    expect(describeProcesses(await agent().tag.waitUntilNone(10_000))).toBe('none');
+    rmSync(join(agent().cwd, TOUCHED), { force: true });
+  });
+
+  it('a run with a callback that denies: the request and its resolution are in the stream, the file is not made, the run completes', async () => {
+    const asked: PermissionRequested[] = [];
+    const messages = await run({
+      permission: (request) => {
+        asked.push(request);
+        return 'deny';
+      },
+    });
+    const request = messages.find((message) => message.type === 'permission.requested');
+    expect(request).toMatchObject({ tool: agent().tool, kind: 'execute', title: expect.stringContaining(TOUCH_TOOL_COMMAND) });
+    expect(asked).toEqual([request]);
+    expect(messages).toContainEqual({ type: 'permission.resolved', requestId: request?.type === 'permission.requested' ? request.requestId : '', decision: 'deny', by: 'caller' });
+    expect(messages.at(-1)).toEqual(expect.objectContaining({ type: 'terminal.completed' }));
+    expect(messages.some((message) => message.type.startsWith('turn.') || message.type.startsWith('input.'))).toBe(false);
+    expect(touched()).toBe(false);
+  });
+
+  it("a run with 'allow-all': the file is made", async () => {
+    const messages = await run({ permission: 'allow-all' });
+    expect(messages).toContainEqual(expect.objectContaining({ type: 'permission.resolved', decision: 'allow', by: 'policy' }));
+    expect(messages.at(-1)).toEqual(expect.objectContaining({ type: 'terminal.completed' }));
+    expect(touched()).toBe(true);
+  });
+
+  it('a callback that never answers: denied by the deadline, the run goes on and completes', async () => {
+    const messages = await run({ permission: () => NEVER, permissionTimeoutMs: 1500 });
+    expect(messages).toContainEqual(expect.objectContaining({ type: 'permission.resolved', decision: 'deny', by: 'deadline' }));
+    expect(messages.at(-1)).toEqual(expect.objectContaining({ type: 'terminal.completed' }));
+    expect(touched()).toBe(false);
+  });
+
+  it('an unsubscribe while a request waits: the agent is stopped, no process is left', async () => {
+    let stopped!: (report: StopReport) => void;
+    const report = new Promise<StopReport>((resolve) => {
+      stopped = resolve;
+    });
+    const requested = new Promise<void>((resolve) => {
+      subscriptions.push(
+        agent()
+          .run(touch, { permission: () => NEVER }, stopped)
+          .subscribe((message) => {
+            if (message.type === 'permission.requested') resolve();
+          }),
+      );
+    });
+    await requested;
+    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+    expect((await report).confirmed).toBe(true);
+    expect(describeProcesses(await agent().tag.waitUntilNone(10_000))).toBe('none');
+    expect(touched()).toBe(false);
+  });
+
+  it("refuses 'ask' at call time: a run takes no commands", () => {
+    expect(() => agent().run(touch, { permission: 'ask' as 'deny-all' }, () => undefined)).toThrow(TypeError);
   });
 }

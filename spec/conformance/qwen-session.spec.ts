@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { qwenSession, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
+import { qwenSession, runQwen, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
-import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -91,4 +91,15 @@ describe('qwenSession permissions on the real Qwen Code (session/request_permiss
     }),
     permissionLatencies,
   );
+});
+
+describe('runQwen with permission: a one-prompt ACP session, where Qwen Code asks', () => {
+  permissionRunConformance(() => ({
+    name: 'Qwen Code',
+    tag: TAG,
+    cwd: env.cwd,
+    tool: 'run_shell_command',
+    run: (prompt, permission, onStopped) =>
+      runQwen({ prompt, executable: QWEN.command, executableArgs: QWEN.args, model: 'recall', cwd: env.cwd, env: { ...env.env, ...TAG.env }, onStopped, ...permission }),
+  }));
 });

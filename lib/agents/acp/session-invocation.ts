@@ -22,6 +22,9 @@ export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' 
   readonly setup?: Setup;
 }
 
+/** The default `gracePeriodMs` of an ACP agent's session (Gemini CLI's, Qwen Code's). */
+export const ACP_SESSION_GRACE_MS = 10_000;
+
 /**
  * The session invocation of an agent whose interactive mode is ACP (Gemini CLI, Qwen Code): the
  * ACP client protocol in the agent's working folder, and the ACP dialect with the agent's own tool
@@ -41,7 +44,9 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
   return {
     executable,
     args,
-    processOptions,
+    // Once they ran a shell command, Gemini CLI and Qwen Code take a while to exit after their input
+    // ends (measured 0.9-1.5 s and 2.0-3.1 s on an idle machine): the end limit leaves them room.
+    processOptions: { gracePeriodMs: ACP_SESSION_GRACE_MS, ...processOptions },
     resuming: false,
     protocol,
     dialect: { ...acpDialect(name, toolName === undefined ? {} : { toolName }), ...(tools === undefined ? {} : { tools }), ...(stderrLine === undefined ? {} : { stderrLine }) },

@@ -1,6 +1,6 @@
 import type { PromptResponse } from '@agentclientprotocol/sdk';
 import type { Usage } from '../../messages.js';
-import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
 import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { field, numberOf } from '../shared/events.js';
 import { usageOf } from '../shared/usage.js';
@@ -22,8 +22,9 @@ export interface GeminiSetup {
  * `-p` the CLI runs on stdin's text, byte for byte, while `-p "-x"` is refused as a missing value
  * and one argument is limited to 128 KiB.
  */
-export function geminiRunInvocation(options: RunGeminiOptions): ProcessRunInvocation<GeminiSetup> {
-  const { prompt, session = 'new', ...rest } = options;
+export function geminiRunInvocation(options: RunGeminiOptions): RunInvocation<GeminiSetup, GeminiSessionOptions> {
+  if (options.permission !== undefined) return geminiPermissionRun(options);
+  const { prompt, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
   const common = geminiInvocation(rest, ['--output-format', 'stream-json']);
   const args = [...common.args];
   if (session === 'latest') args.push('--resume=latest');
@@ -39,6 +40,16 @@ export function geminiRunInvocation(options: RunGeminiOptions): ProcessRunInvoca
     resuming,
     ...(common.agentRetry && !resuming ? {} : { setup: { noRetries: !common.agentRetry, resumed: resuming } }),
   };
+}
+
+/**
+ * A run that asks the host before its tools (`permission`): a one-prompt ACP session, where
+ * Gemini CLI sends `session/request_permission` (headless, it cannot ask). ACP opens a new session.
+ */
+function geminiPermissionRun(options: RunGeminiOptions): SessionRunInvocation<GeminiSessionOptions> {
+  const { prompt, session = 'new', ...rest } = options;
+  if (session !== 'new') throw new TypeError(`agent-rx: a Gemini CLI run with permission goes over ACP (gemini --acp), which opens a new session: session must be 'new'`);
+  return { asSession: { options: rest, prompt } };
 }
 
 /** A `geminiSession`'s invocation: `gemini --acp`, the Agent Client Protocol on stdio. */

@@ -54,6 +54,11 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  * Gemini CLI as a session: `acpSession` over `gemini --acp`, with `runGemini`'s options (without
  * the prompt and the session: ACP opens a new one) and `acpSession`'s client options. With `agentRetry: false` the session gets the
  * home overlay without retries, as a run does.
+ *
+ * **Permissions**: `session/request_permission` (allow once, allow always, deny). A session's
+ * requests are denied unless `permission` says otherwise; in its default approval mode Gemini CLI
+ * asks before a shell command or a file write. A run with `permission` is a one-prompt ACP session
+ * (headless, Gemini CLI cannot ask); `session` must then be `'new'`.
  */
 export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSessionOptions, GeminiSetup, GeminiRunSpecOptions> = {
   name: 'gemini',

@@ -3,8 +3,8 @@ import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
-import type { PermissionOptions } from '../../operators/permission-policy.js';
-import { SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
@@ -23,7 +23,7 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
 export type GeminiSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
 /** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions {
+export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, RunPermissionOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
   /** Which session the run uses (see {@link GeminiSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
@@ -93,7 +93,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Gemini CLI's options: a run's, a session's, and a fleet run spec's. */
 export const GEMINI_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT, session: RUN_SESSION }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT, session: RUN_SESSION }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };

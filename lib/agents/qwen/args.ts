@@ -1,4 +1,4 @@
-import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
 import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
 import type { QwenOwnOptions, QwenSessionOptions, RunQwenOptions } from './options.js';
@@ -16,8 +16,9 @@ export interface QwenSetup {
  * the flag in it: Qwen Code reads a positional prompt or `-p <text>` that starts with `-` as a
  * flag, takes no prompt after `--`, and prepends whatever stdin holds to the prompt.
  */
-export function qwenRunInvocation(options: RunQwenOptions): ProcessRunInvocation<QwenSetup> {
-  const { prompt, session = 'new', ...rest } = options;
+export function qwenRunInvocation(options: RunQwenOptions): RunInvocation<QwenSetup, QwenSessionOptions> {
+  if (options.permission !== undefined) return qwenPermissionRun(options);
+  const { prompt, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
   const common = qwenInvocation(rest, ['--output-format', 'stream-json', '--include-partial-messages']);
   const args = [...common.args];
   if (session === 'latest') args.push('--continue');
@@ -31,6 +32,16 @@ export function qwenRunInvocation(options: RunQwenOptions): ProcessRunInvocation
     resuming: session === 'latest' || (typeof session === 'object' && 'resume' in session),
     setup: common.setup,
   };
+}
+
+/**
+ * A run that asks the host before its tools (`permission`): a one-prompt ACP session, where
+ * Qwen Code sends `session/request_permission` (headless, it cannot ask). ACP opens a new session.
+ */
+function qwenPermissionRun(options: RunQwenOptions): SessionRunInvocation<QwenSessionOptions> {
+  const { prompt, session = 'new', ...rest } = options;
+  if (session !== 'new') throw new TypeError(`agent-rx: a Qwen Code run with permission goes over ACP (qwen --acp), which opens a new session: session must be 'new'`);
+  return { asSession: { options: rest, prompt } };
 }
 
 /** A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio. */

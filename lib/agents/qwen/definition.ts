@@ -44,7 +44,14 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *
  * **Sessions** ({@link qwenSession}):
  * Qwen Code as a session: `acpSession` over `qwen --acp`, with `runQwen`'s options (without the
- * prompt and the session: ACP opens a new one) and `acpSession`'s client options.
+ * prompt and the session: ACP opens a new one) and `acpSession`'s client options. Its
+ * `gracePeriodMs` defaults to 10 s: once it ran a shell command, Qwen Code takes 2-3 s to exit
+ * after its input ends (so does a Gemini CLI session's, which takes 1-1.5 s).
+ *
+ * **Permissions**: `session/request_permission` (allow once, allow always, deny). A session's
+ * requests are denied unless `permission` says otherwise; in its default approval mode Qwen Code
+ * asks before a shell command or a file write. A run with `permission` is a one-prompt ACP session
+ * (headless, Qwen Code cannot ask); `session` must then be `'new'`.
  */
 export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptions, QwenSetup, QwenRunSpecOptions> = {
   name: 'qwen',

@@ -3,8 +3,8 @@ import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
-import type { PermissionOptions } from '../../operators/permission-policy.js';
-import { SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
@@ -30,7 +30,7 @@ export type QwenSessionChoice = 'new' | 'latest' | { readonly id: string } | { r
 export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
 
 /** Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunQwenOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions {
+export interface RunQwenOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions {
   /** The prompt: one argument `--prompt=<text>`, which Qwen Code never reads as a flag. At most {@link QWEN_MAX_PROMPT_BYTES}. */
   readonly prompt: string;
   /** Which session the run uses (see {@link QwenSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
@@ -98,7 +98,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: RUN_PROMPT, session: RUN_SESSION }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: RUN_PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };

@@ -68,7 +68,7 @@ describe('Qwen Code arguments', () => {
   it('a session is qwen --acp over the ACP client, with the same flags, environment and settings', () => {
     const session = qwenAgent.session({ model: 'm', approvalMode: 'default', agentRetry: false, extraArgs: ['--debug'], cwd: '/work' });
     expect(session.args).toEqual(['--acp', '--model=m', '--approval-mode=default', '--debug']);
-    expect(session.processOptions).toEqual({ interrupt: { signal: 'SIGTERM', stdin: null }, cwd: '/work', env: ENV });
+    expect(session.processOptions).toEqual({ gracePeriodMs: 10_000, interrupt: { signal: 'SIGTERM', stdin: null }, cwd: '/work', env: ENV });
     expect(session.setup).toEqual({ noRetries: true });
     expect(session.resuming).toBe(false);
     expect(session.dialect?.name).toBe('Qwen Code');
