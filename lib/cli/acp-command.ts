@@ -45,7 +45,7 @@ export type AcpRequest =
 export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   let parsed;
   try {
-    const { cwd: _cwd, 'no-color': _color, ...options } = AGENT_OPTIONS;
+    const { cwd: _cwd, 'no-color': _color, approve: _approve, ...options } = AGENT_OPTIONS;
     parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options: { ...options, ...agentFlagOptions('session') } });
   } catch (error) {
     return { kind: 'usage-error', message: parseArgsProblem(error) };

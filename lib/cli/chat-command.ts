@@ -11,6 +11,7 @@ import { errorText } from './error-text.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 import { parseArgsProblem } from './usage.js';
+import { APPROVE_HELP, approvePolicy } from './approve.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
@@ -33,7 +34,7 @@ ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
                           abort a turn when the agent prints nothing for this long (the turn fails: timeout)
   --grace <duration>      how long the agent may take to end a turn on an abort, to exit at the end,
                           or to stop before it is killed (default 2s)
-  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
+${APPROVE_HELP}  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -126,6 +127,7 @@ export interface AgentOptionValues {
   readonly 'no-agent-retry'?: boolean | undefined;
   readonly grace?: string | undefined;
   readonly 'idle-timeout'?: string | undefined;
+  readonly approve?: string | undefined;
   readonly [flag: string]: unknown;
 }
 
@@ -138,7 +140,11 @@ export function sessionOptionsOf(values: AgentOptionValues, agent: AgentName): C
   // Checked before the agent starts: a missing folder is the user's mistake, not a failed spawn.
   const cwdProblem = values.cwd === undefined ? undefined : directoryProblem('--cwd', values.cwd);
   if (cwdProblem !== undefined) return cwdProblem;
+  // `ask`: the chat answers each request with a command, as its user types it.
+  const permission = approvePolicy(values.approve, 'ask');
+  if (typeof permission === 'object') return permission.problem;
   return {
+    ...(permission === undefined ? {} : { permission }),
     ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(values.cwd === undefined ? {} : { cwd: values.cwd }),

@@ -1,14 +1,15 @@
 // `agent-rx chat [options]`: an interactive session on an agent; see CHAT_USAGE.
 import { createInterface, type Interface } from 'node:readline';
 import { Subject } from 'rxjs';
-import type { CliMessage, SessionCommand, SessionMessage, TerminalMessage } from '../messages.js';
+import type { CliMessage, PermissionRequested, SessionCommand, SessionMessage, TerminalMessage } from '../messages.js';
+import { approveAnswer, approveQuestion } from './approve.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream, palette } from './ansi.js';
 import { CHAT_USAGE, parseChatArgs, type ChatRequest } from './chat-command.js';
 import { acceptedNote, addTokens, ChatScreen, droppedNote, sessionEnd, statusLine, turnFailedLine, type TokenCount } from './chat-render.js';
 import { createRenderer, type Renderer } from './render.js';
 import { onStopSignals } from './stop-signals.js';
-import { answeredUsage } from './usage.js';
+import { answeredUsage, usageErrorText } from './usage.js';
 
 /** A second Ctrl-C this soon after the one that asked for an abort ends the session. */
 const DOUBLE_CTRL_C_MS = 1500;
@@ -30,6 +31,11 @@ interface SentCommand {
 function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
   // Line editing needs a terminal on both sides; otherwise every line read is a prompt.
   const interactive = isTerminalStream(process.stdin) && isTerminalStream(process.stdout);
+  if (request.options['permission'] === 'ask' && !interactive) {
+    process.stderr.write(usageErrorText('agent-rx chat', '--approve ask needs a terminal to ask on (stdin and stdout)'));
+    process.exitCode = 2;
+    return;
+  }
   const color = request.color ?? colorEnabled(process.stdout, process.env);
   const c = palette(color);
   const out = (text: string): void => {
@@ -49,6 +55,13 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
   };
 
   const commands = new Subject<SessionCommand>();
+  /** `--approve ask`: the requests waiting for the user's answer, the first one asked. */
+  const asking = request.options['permission'] === 'ask';
+  const pending: PermissionRequested[] = [];
+  const askNext = (): void => {
+    const next = pending[0];
+    if (next !== undefined && interactive && inputOpen) screen.showInput(c.yellow(approveQuestion(next)));
+  };
   const sent = new Map<string, SentCommand>();
   /** Follow-ups accepted and not yet started or dropped, by command id. */
   const queued = new Set<string>();
@@ -150,6 +163,20 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
       case 'session.resumed':
         screen.text(sessionRenderer.render(message, 0));
         break;
+      case 'permission.requested':
+        showContent(message);
+        if (asking) {
+          pending.push(message);
+          if (pending.length === 1) askNext();
+        }
+        break;
+      case 'permission.resolved': {
+        const at = pending.findIndex((waiting) => waiting.requestId === message.requestId);
+        if (at !== -1) pending.splice(at, 1);
+        showContent(message);
+        if (at === 0) askNext();
+        break;
+      }
       default:
         showContent(message);
     }
@@ -182,6 +209,13 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
 
   rl.on('line', (line) => {
     const text = line.trim();
+    const waiting = pending[0];
+    if (waiting !== undefined && interactive) {
+      // The answer to the request asked: the next one (if any) is asked once this one is resolved.
+      screen.inputSent();
+      commands.next({ type: 'permission', requestId: waiting.requestId, decision: approveAnswer(text, waiting), id: nextId() });
+      return;
+    }
     if (!interactive) {
       if (text !== '') send({ type: 'prompt', text, id: nextId() }, false);
       return;

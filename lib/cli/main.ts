@@ -15,6 +15,7 @@ import { describeRun, parseRunArgs, RUN_USAGE, type RunRequest } from './run-com
 import { Spinner } from './spinner.js';
 import { onStopSignals } from './stop-signals.js';
 import { answeredUsage, usageErrorText } from './usage.js';
+import { terminalAsker } from './approve.js';
 
 const USAGE = `usage: agent-rx <command>
 
@@ -53,8 +54,14 @@ if (command === '--version' || command === '-v') {
 
 async function run(argv: readonly string[]): Promise<void> {
   const stdinIsTerminal = isTerminalStream(process.stdin);
-  let request: RunRequest = parseRunArgs(argv, { stdinIsTerminal });
-  if (request.kind === 'read-stdin') request = parseRunArgs(argv, { stdinIsTerminal, stdin: await readStdin() });
+  // `--approve ask` asks on the terminal (the question on stderr, so that stdout stays the run's).
+  let beforeAsking = (): void => undefined;
+  const ask = stdinIsTerminal && isTerminalStream(process.stderr) ? terminalAsker(process.stdin, process.stderr, () => {
+          beforeAsking();
+        }) : undefined;
+  const input = { stdinIsTerminal, ...(ask === undefined ? {} : { ask }) };
+  let request: RunRequest = parseRunArgs(argv, input);
+  if (request.kind === 'read-stdin') request = parseRunArgs(argv, { ...input, stdin: await readStdin() });
   if (request.kind === 'read-stdin' || answeredUsage('run', RUN_USAGE, request)) return;
   if (request.notice !== undefined) process.stderr.write(`agent-rx run: ${request.notice}\n`);
   const out = (text: string): void => {
@@ -64,6 +71,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const color = request.color ?? colorEnabled(process.stdout, process.env);
   const renderer = createRenderer({ color });
   const spinner = tty ? new Spinner(out) : null;
+  beforeAsking = () => spinner?.stop();
   const startedAt = performance.now();
   const elapsed = (): number => performance.now() - startedAt;
   let terminal: TerminalMessage | undefined;

@@ -15,6 +15,8 @@ import { parseDuration } from './duration.js';
 import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
 import { parseArgsProblem } from './usage.js';
+import { APPROVE_HELP, approvePolicy } from './approve.js';
+import type { PermissionCallback } from '../operators/permission-policy.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
        agent-rx run [options] -        the prompt read from stdin (read too when no prompt is
@@ -36,7 +38,7 @@ ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           stop the agent when it prints nothing for this long (the run fails: timeout)
   --grace <duration>      how long the agent may take to stop before it is killed (default 2s)
-  --json                  one message per line (NDJSON), for jq and logs
+${APPROVE_HELP}  --json                  one message per line (NDJSON), for jq and logs
   --replay <file>         replay a recorded stdout file of the agent through the same pipeline
                           (offline; no agent runs; the prompt is optional, and stdin is read
                           only for a prompt of -)
@@ -78,6 +80,8 @@ export interface RunInput {
   readonly stdinIsTerminal?: boolean;
   /** All of stdin, once read. */
   readonly stdin?: string;
+  /** How `--approve ask` asks (on the terminal); without it, `ask` is a usage error. */
+  readonly ask?: PermissionCallback;
 }
 
 /** `--grace`, `--timeout` and `--idle-timeout` as run options, in ms. */
@@ -101,6 +105,7 @@ export const AGENT_OPTIONS = {
   'no-agent-retry': { type: 'boolean', default: false },
   grace: { type: 'string' },
   'idle-timeout': { type: 'string' },
+  approve: { type: 'string' },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -140,6 +145,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   if (prompt === '' && replay === undefined) return { kind: 'usage-error', message: 'a prompt is needed: as an argument, or - to read it from stdin' };
   const limits = parseLimits(values);
   if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
+  const permission = approvePolicy(values.approve, input.ask);
+  if (typeof permission === 'object') return { kind: 'usage-error', message: permission.problem };
   let source: () => Observable<CliMessage>;
   let stop: (() => Promise<void>) | undefined;
   const fleet = values.fleet;
@@ -150,6 +157,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
     }
+    if (permission !== undefined) return { kind: 'usage-error', message: '--approve cannot be given with --fleet yet: a fleet run has its agent\'s own rules' };
     const own = agentFlagValues(agent, values, 'run');
     if (typeof own === 'string') return { kind: 'usage-error', message: own };
     const { gracePeriodMs: _grace, ...times } = limits;
@@ -185,7 +193,15 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   if (typeof own === 'string') return { kind: 'usage-error', message: own };
   const definition = agentByName(agent);
   // A replay needs no prompt; the sources still require one.
-  const options = { prompt: prompt === '' ? '(replay)' : prompt, ...flagged(values), ...(values.executable === undefined ? {} : { executable: values.executable }), ...limits, ...own };
+  const options = {
+    prompt: prompt === '' ? '(replay)' : prompt,
+    ...flagged(values),
+    ...(values.executable === undefined ? {} : { executable: values.executable }),
+    ...limits,
+    ...own,
+    // A replay reads what was recorded: nobody is asked.
+    ...(permission === undefined || replay !== undefined ? {} : { permission }),
+  };
   // Checked now, so that invalid options are reported as usage errors, not at subscribe time.
   let invocation;
   try {
