@@ -1,12 +1,15 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { piSession, type PiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
-import { scenarioMarker } from './fake-model-server.js';
+import { scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -14,10 +17,14 @@ const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url))
 const TAG = createProcessTag('AGENT_RX_PI_SESSION');
 
 const world = piWorld();
+const TOUCHED = 'touched-by-agent.txt';
 const latencies: AbortLatencies = new Map();
+const permissionLatencies: PermissionLatencies = new Map();
 
 afterAll(() => {
-  process.stdout.write(`\npi session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  process.stdout.write(
+    `\npi session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}; permission (decision → agent resumed): ${[...permissionLatencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`,
+  );
 });
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessionOptions> = {}, piEnv: PiEnv = world.env): PiSessionOptions {
@@ -121,5 +128,56 @@ describe('piSession: a steer the aborted turn had not reached', () => {
     expect(session.answer(2)).toBe('User texts in context: 3 ("write slowly" | "next prompt" | "a late steer").');
     session.end();
     expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});
+
+describe('piSession permissions on the real pi (its permission extension, extension_ui_request)', () => {
+  permissionConformance(
+    () => ({
+      name: 'pi',
+      tag: TAG,
+      cwd: world.env.cwd,
+      tool: 'bash',
+      session: (permission, onStopped) => piSession(options(onStopped, permission)),
+    }),
+    permissionLatencies,
+  );
+
+  const touched = (): boolean => existsSync(join(world.env.cwd, TOUCHED));
+
+  it("the request is for the tool call the session told (pi's id), and a deny is the call's failed result", async () => {
+    rmSync(join(world.env.cwd, TOUCHED), { force: true });
+    const session = new SessionDriver((onStopped) => piSession(options(onStopped, { permission: 'deny-all' })));
+    session.send({ type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    const call = await session.nextOf('tool.call');
+    const request = await session.nextOf('permission.requested');
+    expect(request).toEqual({
+      type: 'permission.requested',
+      requestId: expect.any(String),
+      toolCallId: call.toolCallId,
+      tool: 'bash',
+      kind: 'execute',
+      title: TOUCH_TOOL_COMMAND,
+      input: { command: TOUCH_TOOL_COMMAND },
+      options: ['allow', 'deny'],
+    });
+    expect(await session.nextOf('tool.failed')).toEqual({ type: 'tool.failed', toolCallId: call.toolCallId, name: 'bash', output: expect.stringMatching(/^Permission denied/) });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
+    expect(touched()).toBe(false);
+    session.end();
+    await session.done;
+  });
+
+  it('without permission pi runs the tool, as on its own: nothing is asked', async () => {
+    rmSync(join(world.env.cwd, TOUCHED), { force: true });
+    const session = new SessionDriver((onStopped) => piSession(options(onStopped)));
+    session.send({ type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    expect(await session.nextOf('tool.completed')).toMatchObject({ name: 'bash' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
+    expect(session.messages.some((message) => message.type.startsWith('permission.'))).toBe(false);
+    expect(touched()).toBe(true);
+    rmSync(join(world.env.cwd, TOUCHED), { force: true });
+    session.end();
+    await session.done;
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 
 // The package as a consumer meets it: built from a copy of the sources into a folder of its own
@@ -158,6 +158,23 @@ describe('a consumer of the packed package', () => {
     expect(readFileSync(join(unpacked, bin ?? ''), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
     const version = await run(process.execPath, [join(unpacked, bin ?? ''), '--version'], { cwd: consumer });
     expect(version.stdout).toBe(`${manifest.version}\n`);
+  });
+
+  it("finds pi's permission extension beside its built pi definition: a folder whose index.js pi loads", async () => {
+    const script = join(consumer, 'pi-extension.mjs');
+    writeFileSync(
+      script,
+      [
+        "import { existsSync } from 'node:fs';",
+        "import { join } from 'node:path';",
+        "import { pathToFileURL } from 'node:url';",
+        `const { PI_PERMISSION_EXTENSION } = await import(${JSON.stringify(pathToFileURL(join(unpacked, 'dist/agents/pi/setup/extensions.js')).href)});`,
+        "const extension = await import(pathToFileURL(join(PI_PERMISSION_EXTENSION, 'index.js')).href);",
+        "console.log(JSON.stringify([PI_PERMISSION_EXTENSION, existsSync(join(PI_PERMISSION_EXTENSION, 'index.ts')), typeof extension.default]));",
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, [script], { cwd: consumer });
+    expect(JSON.parse(stdout)).toEqual([join(realpathSync(unpacked), 'dist/agents/pi/setup/permission-extension'), false, 'function']);
   });
 
   it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, and agent-rx still loads', async () => {

@@ -20,13 +20,32 @@ export function piRunInvocation(options: RunPiOptions): ProcessRunInvocation<PiS
   return { ...invocation, processOptions: { ...invocation.processOptions, stdin: prompt } };
 }
 
-/** A `piSession`'s invocation: `pi --mode rpc`, whose stdin stays open for the session's commands. */
-export function piSessionInvocation(options: PiSessionOptions): SessionInvocation<PiSetup> {
-  const invocation = piInvocation(options, 'rpc');
-  return { ...invocation, protocol: piSessionProtocol({ resuming: invocation.resuming }), dialect: piDialect({ resuming: invocation.resuming }) };
+/**
+ * A `piSession`'s invocation: `pi --mode rpc`, whose stdin stays open for the session's commands.
+ * With `permission`, pi also loads the permission extension (`permissionExtension`, a folder), which
+ * asks before each tool call; without it pi runs every tool call, as it does on its own.
+ */
+export function piSessionInvocation(options: PiSessionOptions, permissionExtension: string): SessionInvocation<PiSetup> {
+  const { permission, permissionTimeoutMs, ...rest } = options;
+  const invocation = piInvocation(rest, 'rpc', permission === undefined ? [] : ['--extension', permissionExtension]);
+  return {
+    ...invocation,
+    protocol: piSessionProtocol({ resuming: invocation.resuming }),
+    dialect: piDialect({ resuming: invocation.resuming }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
+  };
 }
 
-function piInvocation(options: PiSessionOptions, mode: 'json' | 'rpc'): Omit<ProcessRunInvocation<PiSetup>, 'processOptions'> & { readonly processOptions: PiSessionOptions } {
+/** What a run and a session share: pi's own options and the process options. */
+type PiCommonOptions = Omit<RunPiOptions, 'prompt'>;
+
+/** pi's command line and process options; `more` goes before the caller's `extraArgs`. */
+function piInvocation(
+  options: PiCommonOptions,
+  mode: 'json' | 'rpc',
+  more: readonly string[] = [],
+): Omit<ProcessRunInvocation<PiSetup>, 'processOptions'> & { readonly processOptions: PiCommonOptions } {
   const {
     executable,
     executableArgs = [],
@@ -53,7 +72,7 @@ function piInvocation(options: PiSessionOptions, mode: 'json' | 'rpc'): Omit<Pro
   if (tools !== undefined) args.push(...(tools.length === 0 ? ['--no-tools'] : ['--tools', tools.join(',')]));
   if (systemPrompt !== undefined) args.push('--system-prompt', systemPrompt);
   if (appendSystemPrompt !== undefined) args.push('--append-system-prompt', appendSystemPrompt);
-  args.push(...extraArgs);
+  args.push(...more, ...extraArgs);
   return {
     executable,
     args,

@@ -4,6 +4,7 @@ import { piDialect } from './dialect.js';
 import { PI_OPTIONS, PI_THINKING_LEVELS, type PiRunSpecOptions, type PiSessionOptions, type RunPiOptions } from './options.js';
 import { recognizesPiOutput } from './recognize.js';
 import { piNoRetryOverlay } from './setup/settings-overlay.js';
+import { PI_PERMISSION_EXTENSION } from './setup/extensions.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
 
 /**
@@ -47,6 +48,14 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * A steer goes into the running turn (pi delivers it after the current message and its tools);
  * an abort ends the turn in milliseconds and keeps the process; follow-ups are kept by agent-rx
  * and sent as later turns' prompts. Invalid options throw `TypeError` now.
+ *
+ * Permissions: pi never asks before it uses a tool, and without `permission` a session runs every
+ * tool call. With `permission` (a preset, `'ask'` or a callback), pi loads agent-rx's permission
+ * extension (`--extension`, shipped in `setup/permission-extension/`), which holds each tool call
+ * before it runs and asks the host through pi's RPC dialogs (`extension_ui_request` `confirm`,
+ * answered by `extension_ui_response`): `permission.requested` carries pi's tool call id, tool
+ * name, kind, summary and input, options `allow` and `deny`; a deny blocks the call (the model
+ * gets an error result, the turn goes on). Runs (`pi --mode json`) have no dialogs: no `permission`.
  */
 export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSetup, PiRunSpecOptions> = {
   name: 'pi',
@@ -54,7 +63,7 @@ export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSe
   executable: { names: ['pi'] },
   options: PI_OPTIONS,
   run: piRunInvocation,
-  session: piSessionInvocation,
+  session: (options) => piSessionInvocation(options, PI_PERMISSION_EXTENSION),
   dialect: piDialect,
   flags: [
     textFlag('provider', 'provider', '<name>', "pi's provider"),

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions } from '../../operators/permission-policy.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -18,7 +19,7 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions extends PiSessionOptions {
+export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions {
   /**
    * The prompt. Sent on stdin, then stdin is closed: pi's parser has no `--`, so a prompt starting
    * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB. pi
@@ -28,11 +29,20 @@ export interface RunPiOptions extends PiSessionOptions {
 }
 
 /**
- * Options of `piSession`: `runPi`'s without the prompt (prompts are commands). In a session,
- * `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs` also bounds
- * how long an abort, and the exit after the last turn, may take.
+ * Options of `piSession`: `runPi`'s without the prompt (prompts are commands), and who allows its
+ * tool calls. In a session, `idleTimeoutMs` counts only while a turn runs and aborts that turn;
+ * `gracePeriodMs` also bounds how long an abort, and the exit after the last turn, may take.
+ *
+ * **Permissions.** pi itself never asks before it uses a tool. Without `permission` a session runs
+ * every tool call, as pi does. With `permission`, pi loads an extension shipped with agent-rx
+ * (`--extension`) that stops each tool call before it runs and asks the host (an
+ * `extension_ui_request` of pi's RPC mode): the request is `permission.requested` with pi's tool
+ * call id (the `tool.call`'s), its tool name (`bash`, `read`, …), kind, summary and input, and
+ * options `allow` and `deny` (pi has no "always": `allow-always` is taken as `allow`, `deny-always`
+ * as `deny`). A deny blocks the call: the model gets an error result for it and the turn goes on.
+ * Tools of pi's other extensions are asked about too.
  */
-export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions {}
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions {}
 
 /** pi's own options, besides the process options. */
 export interface PiOwnOptions {
@@ -89,12 +99,12 @@ const HOST = {
 };
 
 const _OWN = z.strictObject({ ...CALLER, ...HOST });
-const SESSION = z.strictObject({ ...CALLER, ...HOST, ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() });
+const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() };
 
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
-  run: SESSION.extend({ prompt: PROMPT }),
-  session: SESSION,
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 

@@ -5,6 +5,7 @@ import type { SessionInput } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
 import { outcomeOf } from '../shared/turn-outcome.js';
 import { piDialect, type PiState } from './dialect.js';
+import { piPermissionAnswer, piPermissionQuestion } from './permission.js';
 
 /** One turn as pi's protocol follows it. */
 interface PiTurn {
@@ -50,7 +51,9 @@ const dialect = piDialect();
  *   `get_state` barrier decides (a retry is announced before its reply);
  * - an abort sent before pi started the turn is held until it has;
  * - stdin is never closed mid-turn (that kills the turn silently and orphans a running tool): the
- *   machine ends the input only between turns.
+ *   machine ends the input only between turns;
+ * - pi never asks before a tool call: with `permission`, agent-rx's extension does (a `confirm`
+ *   dialog per call, `extension_ui_request`), and the answer is the dialog's response.
  * pi keeps a steer that is still queued when a turn is aborted (its RPC cannot clear the queue)
  * and puts it into the next turn: the aborted turn says so with an `agent.warning`.
  *
@@ -120,6 +123,7 @@ function act(state: PiSessionState, ask: SessionAsk): ProtocolReaction {
 
 function read(state: PiSessionState, event: AgentEvent, resuming: boolean): ProtocolReaction {
   if (event.type === 'response') return onResponse(state, event, resuming);
+  if (event.type === 'extension_ui_request') return onQuestion(event);
   const turn = state.turn;
   if (turn === null) return NO_REACTION;
   dialect.map(turn.reading, event);
@@ -181,6 +185,18 @@ function onResponse(state: PiSessionState, event: AgentEvent, resuming: boolean)
     return { facts: [rejected, ...(settle(state).facts ?? [])] };
   }
   return NO_REACTION;
+}
+
+/**
+ * A dialog of pi's extensions: the question of agent-rx's permission extension (loaded with
+ * `permission`) is a permission request, answered by the dialog's response. Other dialogs are
+ * not the session's to answer.
+ */
+function onQuestion(event: AgentEvent): ProtocolReaction {
+  const question = piPermissionQuestion(event);
+  if (question === undefined) return NO_REACTION;
+  const { id, request } = question;
+  return { facts: [{ type: 'permission', request, answer: (decision) => ({ outputs: [{ type: 'write', line: piPermissionAnswer(id, decision) }] }) }] };
 }
 
 /** Ends the turn when pi is done with it: its run ended, no barrier is open, every input echoed (or it was aborted). */

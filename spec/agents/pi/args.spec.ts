@@ -4,6 +4,10 @@ import type { RunPiOptions } from '../../../lib/agents/pi/options.js';
 import type { PiSetup } from '../../../lib/agents/pi/args.js';
 import type { ProcessRunInvocation } from '../../../lib/agents/definition.js';
 import { runInvocation } from '../../../lib/sources/run-agent.js';
+import { sessionInvocation } from '../../../lib/sessions/agent-session.js';
+import { PI_PERMISSION_EXTENSION } from '../../../lib/agents/pi/setup/extensions.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 
 // A run's invocation as runPi builds it: the options checked against the schema, then mapped.
 const buildPiInvocation = (options: RunPiOptions): ProcessRunInvocation<PiSetup> => {
@@ -94,5 +98,31 @@ describe('pi arguments', () => {
     expect(buildPiInvocation({ prompt: 'p' }).setup).toBeUndefined();
     expect(buildPiInvocation({ prompt: 'p', agentRetry: false }).setup).toEqual({ savesSession: true });
     expect(buildPiInvocation({ prompt: 'p', agentRetry: false, session: 'none' }).setup).toEqual({ savesSession: false });
+  });
+
+  it('a session with permission loads the permission extension, after its own flags and before extraArgs; the policy goes on the invocation', () => {
+    const permission = (): 'allow' => 'allow';
+    const invocation = sessionInvocation(piAgent, { model: 'm', extraArgs: ['--verbose'], permission, permissionTimeoutMs: 5000 });
+    expect(invocation.args).toEqual(['--mode', 'rpc', '--model', 'm', '--extension', PI_PERMISSION_EXTENSION, '--verbose']);
+    expect(invocation.permission).toBe(permission);
+    expect(invocation.permissionTimeoutMs).toBe(5000);
+    expect(invocation.processOptions).not.toHaveProperty('permission');
+    expect(sessionInvocation(piAgent, { permission: 'ask' }).args).toEqual(['--mode', 'rpc', '--extension', PI_PERMISSION_EXTENSION]);
+  });
+
+  it('a session without permission loads no extension and asks nothing', () => {
+    const invocation = sessionInvocation(piAgent, { model: 'm' });
+    expect(invocation.args).toEqual(['--mode', 'rpc', '--model', 'm']);
+    expect(invocation.permission).toBeUndefined();
+  });
+
+  it("the extension is a folder pi loads by itself: index.ts in the sources (index.js once built)", () => {
+    expect(existsSync(join(PI_PERMISSION_EXTENSION, 'index.ts')) || existsSync(join(PI_PERMISSION_EXTENSION, 'index.js'))).toBe(true);
+  });
+
+  it('a session checks permission; a run has none (pi asks only in RPC mode)', () => {
+    expect(() => sessionInvocation(piAgent, { permission: 'maybe' } as never)).toThrow(TypeError);
+    expect(() => sessionInvocation(piAgent, { permission: 'ask', permissionTimeoutMs: -1 } as never)).toThrow(TypeError);
+    expect(() => buildPiInvocation({ prompt: 'p', permission: 'allow-all' } as never)).toThrow('agent-rx: a pi run has no option "permission"');
   });
 });
