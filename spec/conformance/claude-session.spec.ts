@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeCodeSession, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
-import { createProcessTag } from '../helpers/tagged-processes.js';
+import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -16,6 +18,7 @@ const TAG = createProcessTag('AGENT_RX_CLAUDE_SESSION');
 let server: FakeModelServer;
 let env: ClaudeEnv;
 const latencies: AbortLatencies = new Map();
+const permissionLatencies: PermissionLatencies = new Map();
 
 beforeAll(async () => {
   server = await startFakeModelServer();
@@ -26,7 +29,9 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  process.stdout.write(`\nClaude Code session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  process.stdout.write(
+    `\nClaude Code session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}; permission (decision → agent resumed): ${[...permissionLatencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`,
+  );
 });
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<ClaudeCodeSessionOptions> = {}): ClaudeCodeSessionOptions {
@@ -126,5 +131,101 @@ describe('claudeCodeSession: resuming', () => {
     expect(latest.slice(0, 3).map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'session.resumed']);
     expect(latest[2]).toEqual({ type: 'session.resumed', sessionId: id });
     expect(continued.answer(1)).toMatch(/^User texts in context: 3 /);
+  });
+});
+
+describe('claudeCodeSession permissions on the real Claude Code (--permission-prompt-tool stdio)', () => {
+  permissionConformance(
+    () => ({
+      name: 'Claude Code',
+      tag: TAG,
+      cwd: env.cwd,
+      tool: 'Bash',
+      // Bash is not allowed by a rule: Claude Code asks before the command.
+      session: (permission, onStopped) => claudeCodeSession(options(onStopped, { allowedTools: [], ...permission })),
+    }),
+    permissionLatencies,
+  );
+});
+
+describe("claudeCodeSession permissions: Claude Code's own rules, the tool call, allow-always", () => {
+  const touch = `${scenarioMarker('touch_tool')}touch a file`;
+  const touchedFile = (): string => join(env.cwd, 'touched-by-agent.txt');
+
+  beforeEach(() => {
+    rmSync(touchedFile(), { force: true });
+  });
+
+  afterEach(async () => {
+    expect(describeProcesses(await TAG.waitUntilNone(10_000))).toBe('none');
+    rmSync(touchedFile(), { force: true });
+    rmSync(join(env.cwd, '.claude'), { recursive: true, force: true });
+  });
+
+  it("the request is for the dialect's tool call: the same id, after the tool.call", async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { allowedTools: [], permission: 'deny-all' })));
+    session.send({ type: 'prompt', text: touch });
+    const request = await session.nextOf('permission.requested', 60_000);
+    const call = session.messages.find((message) => message.type === 'tool.call');
+    expect(call).toMatchObject({ type: 'tool.call', name: 'Bash', toolCallId: request.toolCallId, input: { command: TOUCH_TOOL_COMMAND } });
+    expect(request.toolCallId).toEqual(expect.stringMatching(/^toolu_/));
+    await session.nextOf('turn.completed', 60_000);
+    expect(session.messages.find((message) => message.type === 'tool.failed')).toMatchObject({ toolCallId: request.toolCallId, output: expect.stringContaining('denied by the host') });
+    session.end();
+    await session.done;
+  });
+
+  it("allow-always: the same command runs again without asking for the rest of the session; the project's settings stay untouched", async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { allowedTools: [], permission: 'ask' })));
+    session.send({ type: 'prompt', text: touch });
+    const request = await session.nextOf('permission.requested', 60_000);
+    expect(request.options).toEqual(['allow', 'allow-always', 'deny']);
+    session.send({ type: 'permission', requestId: request.requestId, decision: 'allow-always' });
+    expect(await session.nextOf('permission.resolved')).toMatchObject({ requestId: request.requestId, decision: 'allow-always', by: 'caller' });
+    await session.nextOf('turn.completed', 60_000);
+    expect(existsSync(touchedFile())).toBe(true);
+    rmSync(touchedFile());
+    session.send({ type: 'prompt', text: touch });
+    await session.nextOf('turn.completed', 60_000);
+    expect(session.turn(2).filter((message) => message.type === 'permission.requested')).toEqual([]);
+    expect(session.turn(2).filter((message) => message.type === 'tool.completed')).toHaveLength(1);
+    expect(existsSync(touchedFile())).toBe(true);
+    expect(existsSync(join(env.cwd, '.claude', 'settings.local.json'))).toBe(false);
+    session.end();
+    await session.done;
+  });
+
+  it('allow (once) asks again for the same command in the next turn', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { allowedTools: [], permission: 'allow-all' })));
+    session.send({ type: 'prompt', text: touch });
+    await session.nextOf('turn.completed', 60_000);
+    session.send({ type: 'prompt', text: touch });
+    await session.nextOf('turn.completed', 60_000);
+    expect(session.turn(1).filter((message) => message.type === 'permission.requested')).toHaveLength(1);
+    expect(session.turn(2).filter((message) => message.type === 'permission.requested')).toHaveLength(1);
+    session.end();
+    await session.done;
+  });
+
+  it('a tool allowed by allowedTools runs without asking', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { allowedTools: ['Bash'], permission: 'ask' })));
+    session.send({ type: 'prompt', text: touch });
+    await session.nextOf('turn.completed', 60_000);
+    expect(session.messages.filter((message) => message.type.startsWith('permission.'))).toEqual([]);
+    expect(existsSync(touchedFile())).toBe(true);
+    session.end();
+    await session.done;
+  });
+
+  it('without permission nothing asks: Claude Code refuses the tool its rules do not allow, and the turn goes on', async () => {
+    const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { allowedTools: [] })));
+    session.send({ type: 'prompt', text: touch });
+    await session.nextOf('turn.completed', 60_000);
+    expect(session.messages.filter((message) => message.type.startsWith('permission.'))).toEqual([]);
+    expect(session.messages.find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'Bash' });
+    expect(session.answer(1)).toContain('That was the touch command.');
+    expect(existsSync(touchedFile())).toBe(false);
+    session.end();
+    await session.done;
   });
 });

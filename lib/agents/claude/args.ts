@@ -1,6 +1,7 @@
 import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
 import { claudeDialect } from './dialect.js';
-import type { ClaudeCodeSessionOptions, RunClaudeCodeOptions } from './options.js';
+import type { ClaudeCodeSessionOptions, ClaudeOwnOptions, RunClaudeCodeOptions } from './options.js';
+import type { ProcessOptions } from '../../process/options.js';
 import { claudeSessionProtocol } from './session.js';
 
 /**
@@ -14,22 +15,34 @@ export function claudeRunInvocation(options: RunClaudeCodeOptions): ProcessRunIn
   return { ...invocation, args: [...invocation.args, '--', prompt] };
 }
 
+/** Permission modes in which Claude Code never asks: a permission policy would never be consulted. */
+const NEVER_ASKS: readonly string[] = ['bypassPermissions', 'dontAsk'];
+
 /**
  * A `claudeCodeSession`'s invocation: no `-p`; stream-json on stdin too, every user line replayed
- * (`--replay-user-messages`: the session knows which of its lines a turn consumed).
+ * (`--replay-user-messages`: the session knows which of its lines a turn consumed). With
+ * `permission`, Claude Code asks the session on stdio before a tool its rules do not settle
+ * (`--permission-prompt-tool stdio`).
  */
 export function claudeSessionInvocation(options: ClaudeCodeSessionOptions): SessionInvocation {
-  const invocation = claudeInvocation(options, ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages']);
-  const session = options.session;
+  const { permission, permissionTimeoutMs, ...rest } = options;
+  if (permission !== undefined && rest.permissionMode !== undefined && NEVER_ASKS.includes(rest.permissionMode)) {
+    throw new TypeError(`agent-rx: permission cannot go with permissionMode ${JSON.stringify(rest.permissionMode)}: Claude Code then never asks`);
+  }
+  const mode = ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json', '--replay-user-messages'];
+  const invocation = claudeInvocation(rest, permission === undefined ? mode : [...mode, '--permission-prompt-tool', 'stdio']);
+  const session = rest.session;
   const resume = typeof session === 'object' ? { resume: session.resume } : {};
   return {
     ...invocation,
     protocol: claudeSessionProtocol({ newSession: !invocation.resuming, ...resume }),
     dialect: claudeDialect({ resuming: invocation.resuming }),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
   };
 }
 
-function claudeInvocation(options: ClaudeCodeSessionOptions, mode: readonly string[]): ProcessRunInvocation {
+function claudeInvocation(options: Omit<ProcessOptions, 'stdin'> & ClaudeOwnOptions, mode: readonly string[]): ProcessRunInvocation {
   const {
     executable,
     executableArgs = [],

@@ -50,6 +50,18 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * boundary, or answers it right after the current answer, within the same agent-rx turn. An abort
  * cancels the lines it has not taken yet and interrupts the turn; the process stays. Without
  * `executable`, the native binary is found as for `runClaudeCode`.
+ *
+ * Permissions: with the session's `permission` option, Claude Code is started with
+ * `--permission-prompt-tool stdio` and asks before each tool call its own rules (`allowedTools`,
+ * `disallowedTools`, `permissionMode`) do not settle: its `can_use_tool` request is a
+ * `permission.requested` (the `tool.call`'s id, the tool, its kind and command or path), and the
+ * decision goes back as its `control_response` (a deny tells the model `denied by the host`; the
+ * tool does not run and the turn goes on). `allow-always` adds the rule Claude Code suggests for the
+ * call (e.g. `Bash(touch x.txt)`) for the rest of the session only. `permissionMode`
+ * `bypassPermissions` or `dontAsk` never asks: with `permission` it throws a `TypeError`. Without
+ * `permission` nothing asks, as before: what Claude Code's rules do not allow is refused (a
+ * `tool.failed`). Any other control request of the CLI is answered with an error, so it never waits.
+ * Runs take no `permission`.
  */
 export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, ClaudeCodeSessionOptions, undefined, ClaudeCodeRunSpecOptions> = {
   name: 'claude',

@@ -1,7 +1,8 @@
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions } from '../../operators/permission-policy.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -10,17 +11,29 @@ import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, te
 export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunClaudeCodeOptions extends ClaudeCodeSessionOptions {
+export interface RunClaudeCodeOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions {
   /** The prompt, passed after `--` so that it can never be read as a flag. */
   readonly prompt: string;
 }
 
 /**
- * Options of `claudeCodeSession`: `runClaudeCode`'s without the prompt (prompts are commands). In
- * a session, `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs`
- * also bounds how long an abort, and the exit after the last turn, may take.
+ * Options of `claudeCodeSession`: `runClaudeCode`'s without the prompt (prompts are commands), and
+ * who answers Claude Code's permission prompts. In a session, `idleTimeoutMs` counts only while a
+ * turn runs and aborts that turn; `gracePeriodMs` also bounds how long an abort, and the exit after
+ * the last turn, may take.
+ *
+ * With `permission`, Claude Code asks the session before each tool its own rules do not settle
+ * (`--permission-prompt-tool stdio`): `allowedTools`, `disallowedTools` and `permissionMode` still
+ * apply first (an allowed tool runs without asking, a disallowed one is not offered), and each
+ * remaining call is a `permission.requested` that the policy, the callback or a `permission`
+ * command decides. `allow-always` (offered when Claude Code suggests a rule for the call, e.g.
+ * `Bash(touch x.txt)`) allows the same again for the rest of the session; nothing is written to
+ * the project's settings. A denied tool does not run: the model is told `denied by the host` and
+ * the turn goes on. With `permissionMode` `bypassPermissions` or `dontAsk` nothing would ask, so
+ * giving `permission` too throws a `TypeError`. Without `permission`, Claude Code decides alone: in
+ * this headless mode what its rules do not allow is refused.
  */
-export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions {}
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions {}
 
 /** Claude Code's own options, besides the process options. */
 export interface ClaudeOwnOptions {
@@ -35,7 +48,10 @@ export interface ClaudeOwnOptions {
   readonly model?: string;
   /** Which session the run uses (see {@link ClaudeSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: ClaudeSessionChoice;
-  /** `--permission-mode`, e.g. `acceptEdits` or `plan`. */
+  /**
+   * `--permission-mode`, e.g. `acceptEdits` or `plan` (`bypassPermissions` and `dontAsk` never ask:
+   * a session's `permission` cannot go with them).
+   */
   readonly permissionMode?: string;
   /** Tools allowed without asking (`--allowedTools`), e.g. `['Bash', 'Read']` or `['Bash(git:*)']`. */
   readonly allowedTools?: readonly string[];
@@ -77,12 +93,12 @@ const HOST = {
 };
 
 const _OWN = z.strictObject({ ...CALLER, ...HOST });
-const SESSION = z.strictObject({ ...CALLER, ...HOST, ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() });
+const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLines: z.unknown().optional() };
 
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
-  run: SESSION.extend({ prompt: PROMPT }),
-  session: SESSION,
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 

@@ -9,6 +9,7 @@ import { outcomeOf } from '../shared/turn-outcome.js';
 import { addUsage } from '../../operators/add-usage.js';
 import { claudeDialect, claudeUsage, type ClaudeState } from './dialect.js';
 import type { ClaudeEvent } from './events.js';
+import { claudeControlRequest } from './permission.js';
 
 const known = narrowEvents<ClaudeEvent>();
 
@@ -72,6 +73,10 @@ const INITIALIZE = 'agent-rx-initialize';
  * id from agent-rx (`--session-id`), and is announced as soon as the CLI answers `initialize`; so
  * is one resumed by id (`resume`: the CLI exits before it answers when it has no such session).
  * With `--continue` the id is the CLI's to tell, in its first turn's `system/init` line.
+ * A `can_use_tool` control request (the CLI started with `--permission-prompt-tool stdio`) is the
+ * session's permission request, answered by a `control_response` once the session decides; any
+ * other control request of the CLI is answered with an error at once. The CLI echoes each answer
+ * on stdout, which is ignored.
  *
  * @example
  * // What claudeCodeSession does, by hand: Claude Code's duplex stream-json mode.
@@ -145,6 +150,8 @@ function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
 
 function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
   const turn = state.turn;
+  // The CLI asks (`can_use_tool`, with `--permission-prompt-tool stdio`) and waits for the answer.
+  if (event.type === 'control_request') return claudeControlRequest(event);
   if (event.type === 'agent-rx.tools-killed') return turn?.abort?.killing === true ? finish(state, turn) : NO_REACTION;
   if (event.type === 'result') {
     const result = known(event, 'result');
