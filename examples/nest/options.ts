@@ -90,7 +90,7 @@ export function sessionOptionsFor(pi: PiChoice): PiSessionOptions {
   return piOptionsFor(pi, RPC_REPLAY_SCRIPT);
 }
 
-function piOptionsFor(pi: PiChoice, replayScript: string): PiSessionOptions {
+function piOptionsFor(pi: PiChoice, replayScript: string): Omit<PiSessionOptions, 'permission' | 'permissionTimeoutMs'> {
   if (pi.kind === 'replay') return { executable: process.execPath, executableArgs: [replayScript], model: pi.transcript };
   return {
     ...(pi.provider === undefined ? {} : { provider: pi.provider }),

@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeCodeSession, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
+import { claudeCodeSession, runClaudeCode, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
-import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -228,4 +228,14 @@ describe("claudeCodeSession permissions: Claude Code's own rules, the tool call,
     session.end();
     await session.done;
   });
+});
+
+describe('runClaudeCode with permission: a one-prompt session, where the agent asks', () => {
+  permissionRunConformance(() => ({
+    name: 'claude',
+    tag: TAG,
+    cwd: env.cwd,
+    tool: 'Bash',
+    run: (prompt, permission, onStopped) => runClaudeCode({ ...(options(onStopped, { allowedTools: [], }) as Omit<ClaudeCodeSessionOptions, 'permission'>), prompt, ...permission }),
+  }));
 });

@@ -2,14 +2,14 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { piSession, type PiSessionOptions, type StopReport } from '../../lib/index.js';
+import { piSession, runPi, type PiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
-import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -180,4 +180,14 @@ describe('piSession permissions on the real pi (its permission extension, extens
     session.end();
     await session.done;
   });
+});
+
+describe('runPi with permission: a one-prompt session, where the agent asks', () => {
+  permissionRunConformance(() => ({
+    name: 'pi',
+    tag: TAG,
+    cwd: world.env.cwd,
+    tool: 'bash',
+    run: (prompt, permission, onStopped) => runPi({ ...(options(onStopped, { }) as Omit<PiSessionOptions, 'permission'>), prompt, ...permission }),
+  }));
 });

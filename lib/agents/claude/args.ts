@@ -1,4 +1,4 @@
-import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import type { ProcessRunInvocation, RunInvocation, SessionInvocation } from '../definition.js';
 import { claudeDialect } from './dialect.js';
 import type { ClaudeCodeSessionOptions, ClaudeOwnOptions, RunClaudeCodeOptions } from './options.js';
 import type { ProcessOptions } from '../../process/options.js';
@@ -9,8 +9,11 @@ import { claudeSessionProtocol } from './session.js';
  * (which requires `--verbose`), stdin closed (an open pipe makes the CLI wait 3 s for input), and
  * the prompt last, after `--`, so that it is never read as a flag.
  */
-export function claudeRunInvocation(options: RunClaudeCodeOptions): ProcessRunInvocation {
-  const { prompt, ...rest } = options;
+export function claudeRunInvocation(options: RunClaudeCodeOptions): RunInvocation<undefined, ClaudeCodeSessionOptions> {
+  const { prompt, permission, permissionTimeoutMs, ...rest } = options;
+  // A run that asks the host before its tools: a one-prompt duplex session, where Claude Code's
+  // permission prompts come on stdio (with -p and no duplex input it cannot ask).
+  if (permission !== undefined) return { asSession: { options: { ...rest, permission, ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
   const invocation = claudeInvocation(rest, ['-p', '--output-format', 'stream-json', '--verbose']);
   return { ...invocation, args: [...invocation.args, '--', prompt] };
 }

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import type { PermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -11,7 +11,7 @@ import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, SE
 export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunClaudeCodeOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions {
+export interface RunClaudeCodeOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions {
   /** The prompt, passed after `--` so that it can never be read as a flag. */
   readonly prompt: string;
 }
@@ -97,7 +97,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };

@@ -1,4 +1,4 @@
-import type { ProcessRunInvocation, SessionInvocation } from '../definition.js';
+import type { ProcessRunInvocation, RunInvocation, SessionInvocation } from '../definition.js';
 import { piDialect } from './dialect.js';
 import type { PiSessionOptions, RunPiOptions } from './options.js';
 import { piSessionProtocol } from './session.js';
@@ -14,8 +14,11 @@ export interface PiSetup {
  * which is then closed: pi's parser has no `--`, so a prompt starting with `-` or `@` would be read
  * as a flag or a file, and one argument is limited to 128 KiB.
  */
-export function piRunInvocation(options: RunPiOptions): ProcessRunInvocation<PiSetup> {
-  const { prompt, ...rest } = options;
+export function piRunInvocation(options: RunPiOptions): RunInvocation<PiSetup, PiSessionOptions> {
+  const { prompt, permission, permissionTimeoutMs, ...rest } = options;
+  // A run that asks the host before its tools: a one-prompt RPC session, where the permission
+  // extension can ask (pi's json mode has no way to answer it).
+  if (permission !== undefined) return { asSession: { options: { ...rest, permission, ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
   const invocation = piInvocation(rest, 'json');
   return { ...invocation, processOptions: { ...invocation.processOptions, stdin: prompt } };
 }

@@ -1,8 +1,8 @@
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import type { PermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -19,7 +19,7 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions {
+export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions {
   /**
    * The prompt. Sent on stdin, then stdin is closed: pi's parser has no `--`, so a prompt starting
    * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB. pi
@@ -103,7 +103,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, prompt: PROMPT }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };

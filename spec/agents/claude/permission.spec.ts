@@ -4,6 +4,7 @@ import { claudeAgent } from '../../../lib/agents/claude/definition.js';
 import { claudeSessionProtocol } from '../../../lib/agents/claude/session.js';
 import type { ProtocolFact, ProtocolReaction } from '../../../lib/operators/session-protocol.js';
 import { sessionInvocation } from '../../../lib/sessions/agent-session.js';
+import { runInvocation } from '../../../lib/sources/run-agent.js';
 
 // A `can_use_tool` request as Claude Code 2.1.197 writes it (`--permission-prompt-tool stdio`).
 const CAN_USE_TOOL = {
@@ -108,12 +109,13 @@ describe('claudeCodeSession with permission', () => {
     expect(invocation.permission).toBeUndefined();
   });
 
-  it('refuses a policy that would never be asked (bypassPermissions, dontAsk), and a run with permission', () => {
+  it("refuses a policy that would never be asked (bypassPermissions, dontAsk); a run with permission is a one-prompt session, without 'ask'", () => {
     for (const permissionMode of ['bypassPermissions', 'dontAsk']) {
       expect(() => claudeCodeSession({ permission: 'ask', permissionMode })).toThrow(new TypeError(`agent-rx: permission cannot go with permissionMode "${permissionMode}": Claude Code then never asks`));
     }
     expect(() => claudeCodeSession({ permission: 'ask', permissionMode: 'acceptEdits' })).not.toThrow();
     expect(() => claudeCodeSession({ permission: 'sometimes' as never })).toThrow(TypeError);
-    expect(() => runClaudeCode({ prompt: 'p', permission: 'allow-all' } as never)).toThrow(new TypeError('agent-rx: a claude run has no option "permission"'));
+    expect(() => runClaudeCode({ prompt: 'p', permission: 'ask' } as never)).toThrow(TypeError);
+    expect(runInvocation(claudeAgent, { prompt: 'p', permission: 'allow-all' })).toEqual({ asSession: { options: { permission: 'allow-all' }, prompt: 'p' } });
   });
 });

@@ -120,9 +120,12 @@ describe('pi arguments', () => {
     expect(existsSync(join(PI_PERMISSION_EXTENSION, 'index.ts')) || existsSync(join(PI_PERMISSION_EXTENSION, 'index.js'))).toBe(true);
   });
 
-  it('a session checks permission; a run has none (pi asks only in RPC mode)', () => {
+  it("a session checks permission; a run with permission is a one-prompt RPC session (pi asks only there), and refuses 'ask'", () => {
     expect(() => sessionInvocation(piAgent, { permission: 'maybe' } as never)).toThrow(TypeError);
     expect(() => sessionInvocation(piAgent, { permission: 'ask', permissionTimeoutMs: -1 } as never)).toThrow(TypeError);
-    expect(() => buildPiInvocation({ prompt: 'p', permission: 'allow-all' } as never)).toThrow('agent-rx: a pi run has no option "permission"');
+    expect(runInvocation(piAgent, { prompt: 'p', model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 })).toEqual({
+      asSession: { options: { model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 }, prompt: 'p' },
+    });
+    expect(() => runInvocation(piAgent, { prompt: 'p', permission: 'ask' } as never)).toThrow(/permission must be 'allow-all', 'allow-reads', 'deny-all' or a function of the request \('ask' is for sessions/);
   });
 });
