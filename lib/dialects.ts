@@ -17,7 +17,7 @@
  */
 
 export { acpClientProtocol, type AcpClientState, type AcpProtocolOptions } from './agents/acp/client.js';
-export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent, type HeldCall } from './agents/acp/dialect.js';
+export { acpDialect, createAcpTextReader, acpTurnEnd, acpEventSchemas, type AcpState, type AcpEvent, type HeldCall, type AcpDialectOptions } from './agents/acp/dialect.js';
 export { piSessionProtocol, type PiSessionState } from './agents/pi/session.js';
 export { claudeSessionProtocol, type ClaudeSessionState } from './agents/claude/session.js';
 export { codexAppServerProtocol, type AppServerSessionState, type AppServerSessionOptions } from './agents/codex/app-server/session.js';

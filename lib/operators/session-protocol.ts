@@ -34,7 +34,12 @@ export type ProtocolFact =
    * and calls `answer` exactly once with the decision (a deny when the turn or session ends first):
    * what `answer` returns is carried out.
    */
-  | { readonly type: 'permission'; readonly request: PermissionAsk; answer(decision: PermissionDecision): ProtocolReaction }
+  | {
+      readonly type: 'permission';
+      readonly request: PermissionAsk;
+      /** Gives the agent the decision (called once); what it returns is carried out. */
+      answer(decision: PermissionDecision): ProtocolReaction;
+    }
   /** The protocol cancelled the running prompt by itself (an ACP steer): the turn's pending requests are denied now. */
   | { readonly type: 'settlePermissions' };
 
