@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, fleet
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, fleet
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -18,6 +18,7 @@ import { keeperCost, stopAllTime } from './host.js';
 import { heapAfterRuns } from './memory.js';
 import { fleetLatencies } from './fleet.js';
 import { sessionLatencies } from './sessions.js';
+import { permissionLatencies } from './permissions.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -285,6 +286,17 @@ try {
         ),
       );
     }
+  }
+  if (runs('permissions')) {
+    const permissions = await permissionLatencies(quick ? 3 : 10);
+    result['permissions'] = permissions;
+    report.push(
+      ...table(
+        `Permission requests on the real CLIs (fake model server on 127.0.0.1; the model runs \`touch\`), ${permissions[0]?.deny.runs ?? 0} repetitions: a permission command → the agent resumes, against a preset's deny → the agent resumes`,
+        ['agent', 'deny command → next message ms', 'allow command → next message ms', "baseline: preset's deny → next message ms", 'deny by command / by preset'],
+        permissions.map((row) => [row.agent, spread(row.deny, 1), spread(row.allow, 1), spread(row.preset, 1), x(row.ratio)]),
+      ),
+    );
   }
   if (runs('fleet')) {
     const fleet = await fleetLatencies(stream(quick ? 500 : 2000), {
