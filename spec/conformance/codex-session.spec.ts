@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { codexSession, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -7,6 +7,8 @@ import { createProcessTag } from '../helpers/tagged-processes.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
+import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -17,6 +19,7 @@ const TAG = createProcessTag('AGENT_RX_CODEX_SESSION');
 let server: FakeModelServer;
 let env: CodexEnv;
 const latencies: AbortLatencies = new Map();
+const permissionLatencies: PermissionLatencies = new Map();
 const timings = new ScenarioTimings();
 
 beforeAll(async () => {
@@ -28,7 +31,9 @@ afterAll(async () => {
   await stopAllRuns();
   await server.close();
   await env.cleanup();
-  process.stdout.write(`\nCodex session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`);
+  process.stdout.write(
+    `\nCodex session abort latencies: ${[...latencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}; permission (decision → agent resumed): ${[...permissionLatencies].map(([name, ms]) => `${name} ${ms.toFixed(1)} ms`).join(', ')}\n`,
+  );
   timings.print('Codex one-shot runs, exec and app-server');
 });
 
@@ -92,12 +97,19 @@ describe('codexSession on the real Codex', () => {
     await session.done;
   });
 
-  it('declines approval requests and says so: the command does not run, the turn goes on', async () => {
+  it('without permission, an approval request is denied by the default policy, in the stream: the command does not run, the turn goes on', async () => {
     const session = new SessionDriver((onStopped) => codexSession(options(onStopped, { approvalPolicy: 'untrusted', sandbox: 'workspace-write' })));
     session.send({ type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
-    expect(await session.nextOf('agent.warning')).toMatchObject({ message: expect.stringMatching(/^declined Codex's item\/commandExecution\/requestApproval request/) });
+    const request = await session.nextOf('permission.requested');
+    expect(request).toMatchObject({ tool: 'command_execution', kind: 'execute', title: TOUCH_TOOL_COMMAND, input: { command: TOUCH_TOOL_COMMAND, cwd: env.cwd } });
+    expect(request.options).toEqual(expect.arrayContaining(['allow', 'deny']));
+    expect(await session.nextOf('permission.resolved')).toEqual({ type: 'permission.resolved', requestId: request.requestId, decision: 'deny', by: 'policy' });
     expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
-    expect(session.turn(1).find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'command_execution' });
+    // The request names the tool call it is for, as the stream names it.
+    const call = session.turn(1).find((message) => message.type === 'tool.call');
+    expect(call).toMatchObject({ name: request.tool, toolCallId: request.toolCallId, input: { command: TOUCH_TOOL_COMMAND } });
+    expect(session.turn(1).find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'command_execution', toolCallId: request.toolCallId });
+    expect(session.messages.some((message) => message.type === 'agent.warning')).toBe(false);
     expect(existsSync(join(env.cwd, 'touched-by-agent.txt'))).toBe(false);
     session.end();
     await session.done;
@@ -111,6 +123,59 @@ describe('codexSession on the real Codex', () => {
     expect(await session.nextOf('turn.completed')).toMatchObject({ usage: { inputTokens: 100 } });
     session.end();
     expect((await session.done).at(-1)).toMatchObject({ type: 'terminal.completed', usage: { inputTokens: 200 } });
+  });
+});
+
+describe('codexSession permissions on the real Codex (item/commandExecution/requestApproval)', () => {
+  permissionConformance(
+    () => ({
+      name: 'Codex',
+      tag: TAG,
+      cwd: env.cwd,
+      tool: 'command_execution',
+      // No approvalPolicy: with permission the session's is untrusted, and touch asks (Codex's configuration here says never).
+      session: (permission, onStopped) => codexSession(options(onStopped, permission)),
+    }),
+    permissionLatencies,
+  );
+
+  const touch = `${scenarioMarker('touch_tool')}touch a file`;
+  const touchedFile = (): string => join(env.cwd, 'touched-by-agent.txt');
+
+  it('allow-always where Codex offers no acceptForSession (untrusted): accepted once, the next touch asks again', async () => {
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped, { permission: 'ask' })));
+    session.send({ type: 'prompt', text: touch });
+    const first = await session.nextOf('permission.requested', 60_000);
+    expect(first.options).toEqual(['allow', 'deny']);
+    session.send({ type: 'permission', requestId: first.requestId, decision: 'allow-always' });
+    // Not offered: narrowed to allow.
+    expect(await session.nextOf('permission.resolved')).toMatchObject({ requestId: first.requestId, decision: 'allow', by: 'caller' });
+    await session.nextOf('turn.completed', 60_000);
+    expect(existsSync(touchedFile())).toBe(true);
+    expect(session.turn(1).find((message) => message.type === 'tool.completed')).toMatchObject({ name: 'command_execution', toolCallId: first.toolCallId });
+    session.send({ type: 'prompt', text: touch });
+    const second = await session.nextOf('permission.requested', 60_000);
+    session.send({ type: 'permission', requestId: second.requestId, decision: 'deny' });
+    expect(await session.nextOf('turn.completed', 60_000)).toMatchObject({ turn: 2 });
+    session.end();
+    await session.done;
+    rmSync(touchedFile(), { force: true });
+  });
+
+  it('a resumed thread asks too: thread/resume carries the approval policy', async () => {
+    const first = new SessionDriver((onStopped) => codexSession(options(onStopped)));
+    first.send({ type: 'prompt', text: 'remember this' });
+    const started = await first.nextOf('session.started');
+    first.end();
+    await first.done;
+    const second = new SessionDriver((onStopped) => codexSession(options(onStopped, { session: { resume: started.sessionId }, permission: 'deny-all' })));
+    second.send({ type: 'prompt', text: touch });
+    expect(await second.nextOf('permission.requested', 60_000)).toMatchObject({ tool: 'command_execution', title: TOUCH_TOOL_COMMAND });
+    expect(await second.nextOf('permission.resolved')).toMatchObject({ decision: 'deny', by: 'policy' });
+    await second.nextOf('turn.completed', 60_000);
+    expect(existsSync(touchedFile())).toBe(false);
+    second.end();
+    await second.done;
   });
 });
 

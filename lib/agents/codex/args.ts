@@ -46,24 +46,24 @@ function appServerRun(options: RunCodexOptions): { readonly options: CodexSessio
 
 /**
  * A `codexSession`'s invocation: `codex app-server`, whose stdin carries the session's JSON-RPC
- * requests. The thread's settings (`cwd`, `model`, `sandbox`, `approvalPolicy`, `ephemeral`) go
- * into `thread/start`; the rest is configuration (`-c`), as for `runCodex`.
+ * requests. The thread's settings (`model`, `sandbox`, `approvalPolicy`) go into `thread/start`
+ * (with `cwd` and `ephemeral`) or `thread/resume`; the rest is configuration (`-c`), as for
+ * `runCodex`. With `permission` and no `approvalPolicy`, the policy is `untrusted`: Codex asks
+ * before every command it does not know to be read-only.
  */
 export function codexSessionInvocation(options: CodexSessionOptions): SessionInvocation {
-  const { session = 'new', ephemeral = false, ...rest } = options;
+  const { session = 'new', ephemeral = false, permission, permissionTimeoutMs, ...rest } = options;
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
+  const approvalPolicy = rest.approvalPolicy ?? (permission === undefined ? undefined : 'untrusted');
+  const settings = {
+    ...(model === undefined ? {} : { model }),
+    ...(rest.sandbox === undefined ? {} : { sandbox: rest.sandbox }),
+    ...(approvalPolicy === undefined ? {} : { approvalPolicy }),
+  };
   const thread =
     typeof session === 'object'
-      ? { resume: session.resume }
-      : {
-          start: {
-            cwd: resolve(processOptions.cwd ?? process.cwd()),
-            ephemeral,
-            ...(model === undefined ? {} : { model }),
-            ...(rest.sandbox === undefined ? {} : { sandbox: rest.sandbox }),
-            ...(rest.approvalPolicy === undefined ? {} : { approvalPolicy: rest.approvalPolicy }),
-          },
-        };
+      ? { resume: session.resume, settings }
+      : { start: { cwd: resolve(processOptions.cwd ?? process.cwd()), ephemeral, ...settings } };
   const config = [...flags.config, ...flags.provider, ...flags.reasoning, ...flags.retries];
   return {
     executable,
@@ -72,6 +72,8 @@ export function codexSessionInvocation(options: CodexSessionOptions): SessionInv
     resuming: typeof session === 'object',
     protocol: codexAppServerProtocol({ thread }),
     dialect: codexAppServerDialect(),
+    ...(permission === undefined ? {} : { permission }),
+    ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
   };
 }
 

@@ -56,8 +56,18 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * A steer is `turn/steer`: Codex stops the model's answer in flight and answers again with the
  * steer (the cut answer's text stays in the stream); while a command runs, the steer waits for
  * it. An abort is `turn/interrupt`, after which agent-rx kills the command Codex leaves running;
- * the process and the thread stay. Requests for approval are declined (use `approvalPolicy:
- * 'never'`). Without `executable`, the native binary is found as for `runCodex`.
+ * the process and the thread stay. Without `executable`, the native binary is found as for `runCodex`.
+ *
+ * Permissions: Codex's approval requests (`item/commandExecution/requestApproval`,
+ * `item/fileChange/requestApproval`, `item/permissions/requestApproval`) go through the session's
+ * permission channel: `permission.requested` (tool `command_execution` or `file_change`, as the
+ * item's `tool.call` names it, with its `toolCallId`), answered by the `permission` option or a
+ * `permission` command, and Codex gets the decision (`accept`, `acceptForSession`, `decline`). A
+ * session with `permission` and no `approvalPolicy` runs with `untrusted`, so that Codex asks
+ * before every command it does not know to be read-only. Without `permission`, whatever Codex asks
+ * is denied (`deny-all`) and shown in the stream. Its other requests (questions to the user,
+ * elicitations) are declined with an `agent.warning`. A run over `app-server` takes no
+ * `permission` yet: what Codex asks there is denied.
  */
 export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, undefined, CodexRunSpecOptions> = {
   name: 'codex',

@@ -1,14 +1,20 @@
 import * as z from 'zod';
+import type { PermissionOptions } from '../../operators/permission-policy.js';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
 /** One of {@link CODEX_SANDBOX_MODES}. */
 export type CodexSandboxMode = (typeof CODEX_SANDBOX_MODES)[number];
 
-/** When Codex asks before running a command (`approval_policy`). A headless run cannot answer: use `never`. */
+/**
+ * When Codex asks before running a command or changing files (`approval_policy`): `untrusted`
+ * before every command it does not know to be read-only; `on-request` when the model asks to leave
+ * the sandbox. A run cannot answer (it declines what is asked: use `never`); a session answers
+ * through its `permission` option.
+ */
 export const CODEX_APPROVAL_POLICIES = ['never', 'on-request', 'on-failure', 'untrusted'] as const;
 /** One of {@link CODEX_APPROVAL_POLICIES}. */
 export type CodexApprovalPolicy = (typeof CODEX_APPROVAL_POLICIES)[number];
@@ -24,7 +30,7 @@ export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
+export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions> {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
   /** Which thread the run uses (see {@link CodexSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
@@ -46,12 +52,22 @@ export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session'> {
 }
 
 /**
- * Options of `codexSession`: `runCodex`'s without the prompt. A session opens a new thread, or
- * resumes one by id (`{ resume }`). In a session, `idleTimeoutMs` counts only while a turn runs
- * and aborts that turn; `gracePeriodMs` also bounds how long an abort, and the exit after the last
- * turn, may take.
+ * Options of `codexSession`: `runCodex`'s without the prompt, and who answers Codex's approval
+ * requests. A session opens a new thread, or resumes one by id (`{ resume }`). In a session,
+ * `idleTimeoutMs` counts only while a turn runs and aborts that turn; `gracePeriodMs` also bounds
+ * how long an abort, and the exit after the last turn, may take.
+ *
+ * `permission` answers Codex's approval requests (a command, a file change, more sandbox
+ * permissions) through the session's permission channel: `permission.requested` with tool
+ * `command_execution` (kind `execute`) or `file_change` (kind `edit`), the `toolCallId` of the
+ * item's `tool.call`. Codex asks only as its `approvalPolicy` says: with `permission` and no
+ * `approvalPolicy`, the session's is `untrusted` (Codex asks before every command it does not
+ * know to be read-only); `on-request` asks only when the model asks to leave the `sandbox`;
+ * `never` never asks. Without `permission`, what Codex asks is denied (`deny-all`), and said in the
+ * stream; Codex's configuration decides whether it asks. `allow-always` is Codex's `acceptForSession` where it offers it (else one
+ * `accept`); a deny (`deny-always` too) is `decline`: Codex goes on with the turn.
  */
-export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions {
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions {
   /** The thread: a new one (default), or `{ resume: id }`. */
   readonly session?: 'new' | { readonly resume: string };
 }
@@ -136,7 +152,7 @@ export const CODEX_OPTIONS = {
     skipGitRepoCheck: flag().optional(),
     transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
   }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, session: SESSION_SESSION.optional() }),
+  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, session: SESSION_SESSION.optional() }),
   spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 

@@ -215,7 +215,7 @@ function mapItem(state: AppServerState, item: { readonly id: string; readonly ty
 }
 
 /** The command as the model wrote it: `commandActions[0].command`, else the shell line Codex runs (`/bin/bash -lc '…'`). */
-function commandOf(item: Readonly<Record<string, unknown>>): string {
+export function commandOf(item: Readonly<Record<string, unknown>>): string {
   const actions = item['commandActions'];
   const first = Array.isArray(actions) ? stringOf(field(actions[0], 'command')) : undefined;
   return first ?? stringOf(item['command']) ?? '';

@@ -5,6 +5,7 @@ import { NO_REACTION, type ProtocolFact, type ProtocolOutput, type ProtocolReact
 import type { SessionInput } from '../../../sessions/session-machine.js';
 import { field, stringOf } from '../../shared/events.js';
 import { outcomeOf } from '../../shared/turn-outcome.js';
+import { codexApproval } from './approvals.js';
 import { codexAppServerDialect, type AppServerState } from './dialect.js';
 
 /** One agent-rx turn as the app-server protocol follows it: one Codex turn, or more when a steer came too late. */
@@ -32,12 +33,17 @@ export interface AppServerSessionState {
   turn: CodexTurn | null;
   /** Codex could not open the thread: the session cannot go on. */
   fatal: string | undefined;
+  /** The changes of each file change Codex started and has not completed, by item id: its approval request says none. */
+  readonly fileChanges: Map<string, unknown>;
 }
 
 /** Options of {@link codexAppServerProtocol}: the thread the session starts or resumes. */
 export interface AppServerSessionOptions {
-  /** `thread/start`'s parameters (`cwd`, `ephemeral`, …), or the thread to resume. */
-  readonly thread: { readonly start: Readonly<Record<string, unknown>> } | { readonly resume: string };
+  /**
+   * `thread/start`'s parameters (`cwd`, `ephemeral`, …), or the thread to resume, with the
+   * settings `thread/resume` changes (`model`, `sandbox`, `approvalPolicy`, …).
+   */
+  readonly thread: { readonly start: Readonly<Record<string, unknown>> } | { readonly resume: string; readonly settings?: Readonly<Record<string, unknown>> };
 }
 
 const dialect = codexAppServerDialect();
@@ -54,7 +60,10 @@ const VERSION = (createRequire(import.meta.url)('../../../../package.json') as {
  * - an abort is `turn/interrupt`. Codex then leaves the turn's command running (`sleep 30` lives on
  *   until it ends by itself): once the turn is interrupted, the session kills the agent's other
  *   processes (Codex keeps no helper process alive) and ends the turn when they are gone;
- * - requests of the server (approvals, questions) are declined, and say so with an `agent.warning`.
+ * - approval requests of the server (a command, a file change, more sandbox permissions) are
+ *   asked through the session's permission channel (see `codexApproval`) and answered with the
+ *   decision; its other requests (questions to the user, elicitations, calls of client tools) are
+ *   declined, and say so with an `agent.warning`.
  *
  * @example
  * // A session that resumes a Codex thread (its id from an earlier session.started).
@@ -74,14 +83,14 @@ export function codexAppServerProtocol(options: AppServerSessionOptions): Sessio
   const resuming = 'resume' in options.thread;
   return {
     name: 'Codex',
-    createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined }),
+    createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined, fileChanges: new Map() }),
     // The thread's id comes in the answer to `thread/start` (`thread/resume`), before any turn.
     announcesSession: () => true,
     open: () => [
       write({ id: 'agent-rx-init', method: 'initialize', params: { clientInfo: { name: 'agent-rx', title: 'agent-rx', version: VERSION } } }),
       write({ method: 'initialized' }),
       'resume' in options.thread
-        ? write({ id: THREAD_REQUEST, method: 'thread/resume', params: { threadId: options.thread.resume, excludeTurns: true } })
+        ? write({ id: THREAD_REQUEST, method: 'thread/resume', params: { ...options.thread.settings, threadId: options.thread.resume, excludeTurns: true } })
         : write({ id: THREAD_REQUEST, method: 'thread/start', params: options.thread.start }),
     ],
     act,
@@ -170,7 +179,7 @@ function read(state: AppServerSessionState, event: AgentEvent, resuming: boolean
     case 'response':
       return onResponse(state, event, resuming);
     case 'server-request':
-      return decline(event);
+      return serverRequest(state, event);
     case 'agent-rx.tools-killed': {
       const turn = state.turn;
       return turn?.abort?.killing === true ? end(state) : NO_REACTION;
@@ -178,6 +187,7 @@ function read(state: AppServerSessionState, event: AgentEvent, resuming: boolean
     default:
       break;
   }
+  remember(state, event);
   const turn = state.turn;
   if (turn === null) return NO_REACTION;
   dialect.map(turn.reading, event);
@@ -256,6 +266,7 @@ function end(state: AppServerSessionState): ProtocolReaction {
   const turn = state.turn;
   if (turn === null) return NO_REACTION;
   state.turn = null;
+  state.fileChanges.clear();
   return { facts: [{ type: 'turnEnded', outcome: outcomeOf(dialect, turn.reading, 'Codex') }] };
 }
 
@@ -266,12 +277,26 @@ function endFatal(state: AppServerSessionState): ProtocolReaction {
   return { facts, outputs: [{ type: 'endInput' }] };
 }
 
+/** Remembers the changes of a file change from its `item/started`: its approval request names only the item. */
+function remember(state: AppServerSessionState, event: AgentEvent): void {
+  if (event.type !== 'item/started' && event.type !== 'item/completed') return;
+  const item = field(event['params'], 'item');
+  const id = stringOf(field(item, 'id'));
+  if (id === undefined || field(item, 'type') !== 'fileChange') return;
+  if (event.type === 'item/started') state.fileChanges.set(id, field(item, 'changes'));
+  else state.fileChanges.delete(id);
+}
+
+/** A request of the server: an approval is asked through the permission channel, answered with the decision; the others are declined. */
+function serverRequest(state: AppServerSessionState, event: AgentEvent): ProtocolReaction {
+  const approval = codexApproval(stringOf(event['method']) ?? 'unknown', event['params'], state.fileChanges);
+  if (approval === undefined) return decline(event);
+  const id = event['id'];
+  return { facts: [{ type: 'permission', request: approval.request, answer: (decision) => ({ outputs: [write({ id, result: approval.result(decision) })] }) }] };
+}
+
 /** The answer that declines a request of the server, by method; an unknown method gets an error. */
 const DECLINES: Readonly<Record<string, unknown>> = {
-  'item/commandExecution/requestApproval': { decision: 'decline' },
-  'item/fileChange/requestApproval': { decision: 'decline' },
-  execCommandApproval: { decision: { denied: { rejection: 'declined by agent-rx: a session answers no approvals' } } },
-  applyPatchApproval: { decision: { denied: { rejection: 'declined by agent-rx: a session answers no approvals' } } },
   'item/tool/requestUserInput': { answers: {} },
   'mcpServer/elicitation/request': { action: 'decline', content: null, _meta: null },
   'item/tool/call': { contentItems: [], success: false },
@@ -284,6 +309,6 @@ function decline(event: AgentEvent): ProtocolReaction {
   const what = stringOf(field(event['params'], 'command'));
   return {
     outputs: [write(answer)],
-    facts: [{ type: 'content', message: { type: 'agent.warning', message: `declined Codex's ${method} request${what === undefined ? '' : ` (${what})`}: a session answers no approvals; set approvalPolicy 'never'` } }],
+    facts: [{ type: 'content', message: { type: 'agent.warning', message: `declined Codex's ${method} request${what === undefined ? '' : ` (${what})`}: a session answers only approval requests` } }],
   };
 }
