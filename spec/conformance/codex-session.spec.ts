@@ -7,7 +7,7 @@ import { createProcessTag } from '../helpers/tagged-processes.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
-import { permissionConformance, type PermissionLatencies } from './permission-suite.js';
+import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { ScenarioTimings } from './timings.js';
@@ -202,4 +202,14 @@ describe("runCodex with transport 'app-server'", () => {
     const failed = await run('http500', 'http500', 'app-server');
     expect(failed.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'agent-error', exitCode: 0 });
   });
+});
+
+describe('runCodex with permission: a one-prompt app-server session, where Codex asks', () => {
+  permissionRunConformance(() => ({
+    name: 'Codex',
+    tag: TAG,
+    cwd: env.cwd,
+    tool: 'command_execution',
+    run: (prompt, permission, onStopped) => runCodex({ ...(options(onStopped) as Omit<CodexSessionOptions, 'permission' | 'session'>), prompt, ...permission }),
+  }));
 });

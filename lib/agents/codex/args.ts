@@ -16,8 +16,10 @@ const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
  * session instead.
  */
 export function codexRunInvocation(options: RunCodexOptions): RunInvocation<never, CodexSessionOptions> {
-  if (options.transport === 'app-server') return { asSession: appServerRun(options) };
-  const { prompt, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, ...rest } = options;
+  if (options.permission !== undefined && options.transport === 'exec') throw new TypeError("agent-rx: a Codex run with permission goes over transport 'app-server' (exec cannot ask)");
+  // A run that asks the host: over app-server, where Codex's approval requests can be answered.
+  if (options.transport === 'app-server' || options.permission !== undefined) return { asSession: appServerRun(options) };
+  const { prompt, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, permission: _permission, permissionTimeoutMs: _timeout, ...rest } = options;
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
   const args = [...executableArgs, 'exec', '--experimental-json', ...flags.config];
   if (model !== undefined) args.push('--model', model);

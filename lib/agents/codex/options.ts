@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import type { PermissionOptions } from '../../operators/permission-policy.js';
+import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -30,7 +30,7 @@ export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions> {
+export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions {
   /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
   readonly prompt: string;
   /** Which thread the run uses (see {@link CodexSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
@@ -46,7 +46,8 @@ export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session' | k
    * How the run talks to Codex. `'exec'` (default): `codex exec --experimental-json`, which prints
    * whole messages. `'app-server'`: a one-prompt session over `codex app-server` (see
    * `codexSession`), whose text streams as deltas; `additionalDirectories`, `skipGitRepoCheck` and
-   * a `session` of `'last'` are `exec`'s only.
+   * a `session` of `'last'` are `exec`'s only. A run with `permission` goes over `app-server`
+   * (`exec` cannot ask): `'exec'` with it is a `TypeError`.
    */
   readonly transport?: 'exec' | 'app-server';
 }
@@ -146,6 +147,7 @@ export const CODEX_OPTIONS = {
     ...CALLER,
     ...HOST,
     ...PROCESS,
+    ...RUN_PERMISSION_OPTIONS,
     prompt: PROMPT,
     session: RUN_SESSION.optional(),
     additionalDirectories: texts().optional(),

@@ -190,9 +190,13 @@ describe("codexSession's invocation: permission makes Codex ask", () => {
     expect(threadOf(codexSessionInvocation({ session: { resume: 'thread-1' } }))).toEqual({ id: 'agent-rx-thread', method: 'thread/resume', params: { threadId: 'thread-1', excludeTurns: true } });
   });
 
-  it('the session schema takes permission; a run does not, yet', () => {
+  it("the session schema takes permission; a run with it goes over app-server (exec cannot ask), without 'ask'", () => {
     expect(codexAgent.options.session.safeParse({ permission: 'ask', permissionTimeoutMs: 5000 }).success).toBe(true);
     expect(codexAgent.options.session.safeParse({ permission: 'maybe' }).success).toBe(false);
-    expect(() => runInvocation(codexAgent, { prompt: 'p', transport: 'app-server', permission: 'deny-all' } as never)).toThrow(TypeError);
+    expect(runInvocation(codexAgent, { prompt: 'p', permission: 'deny-all', permissionTimeoutMs: 900 })).toEqual({
+      asSession: { options: { session: 'new', permission: 'deny-all', permissionTimeoutMs: 900 }, prompt: 'p' },
+    });
+    expect(() => runInvocation(codexAgent, { prompt: 'p', transport: 'exec', permission: 'deny-all' })).toThrow("agent-rx: a Codex run with permission goes over transport 'app-server' (exec cannot ask)");
+    expect(() => runInvocation(codexAgent, { prompt: 'p', permission: 'ask' } as never)).toThrow(TypeError);
   });
 });
