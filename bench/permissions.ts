@@ -122,7 +122,7 @@ export async function permissionLatencies(repetitions: number): Promise<Permissi
     {
       name: 'Codex',
       cwd: codex.cwd,
-      session: (tag, permission) => codexSession({ cwd: codex.cwd, env: { ...codex.env, ...tag.env }, extraArgs: ['-c', codex.baseUrlOverride('recall')], ...permission } as never),
+      session: (tag, permission) => codexSession({ cwd: codex.cwd, env: { ...codex.env, ...tag.env }, extraArgs: ['-c', codex.baseUrlOverride('recall')], ...permission }),
       cleanup: () => codex.cleanup(),
     },
     {
@@ -169,9 +169,9 @@ async function measure(agent: Agent, repetitions: number): Promise<PermissionRow
         rmSync(join(agent.cwd, 'touched-by-agent.txt'), { force: true });
         asking.send({ type: 'prompt', text: touch });
         const { message } = await asking.next((candidate) => candidate.type === 'permission.requested');
-        check(message.type === 'permission.requested', 'a request');
+        const requestId = message.type === 'permission.requested' ? message.requestId : '';
         const sent = performance.now();
-        asking.send({ type: 'permission', requestId: message.type === 'permission.requested' ? message.requestId : '', decision });
+        asking.send({ type: 'permission', requestId, decision });
         samples[decision].push((await asking.next(resumed)).at - sent);
         await asking.next(turnEnd);
       }
