@@ -44,6 +44,11 @@ export interface PermissionRow {
 interface Agent {
   readonly name: string;
   readonly cwd: string;
+  /**
+   * A session per sample: Qwen Code refuses a tool call whose id it has seen in the session, and
+   * the fake model server gives a scenario's call the same id each time.
+   */
+  readonly fresh?: boolean;
   session(tag: ProcessTag, permission: PermissionOptions): OperatorFunction<SessionCommand, SessionMessage>;
   cleanup(): Promise<void>;
 }
@@ -72,7 +77,7 @@ class Reader {
   }
 
   /** The next message that matches, and when it came. */
-  async next(match: (message: SessionMessage) => boolean): Promise<{ readonly message: SessionMessage; readonly at: number }> {
+  async next(match: (message: SessionMessage) => boolean, what: string): Promise<{ readonly message: SessionMessage; readonly at: number }> {
     const deadline = performance.now() + 120_000;
     for (;;) {
       const found = this.#messages.slice(this.#cursor).findIndex((entry) => match(entry.message));
@@ -81,7 +86,7 @@ class Reader {
         return this.#messages[this.#cursor - 1] as { readonly message: SessionMessage; readonly at: number };
       }
       this.#cursor = this.#messages.length;
-      check(performance.now() < deadline, 'no such message within 120 s');
+      check(performance.now() < deadline, `no ${what} within 120 s; got ${this.#messages.map((entry) => entry.message.type).join(', ')}`);
       await new Promise<void>((resolve) => {
         this.#wake = resolve;
         setTimeout(resolve, 1000);
@@ -135,6 +140,7 @@ export async function permissionLatencies(repetitions: number): Promise<Permissi
     {
       name: 'Qwen Code',
       cwd: qwen.cwd,
+      fresh: true,
       session: (tag, permission) =>
         qwenSession({ executable: qwenExe.command, executableArgs: qwenExe.args, model: 'recall', approvalMode: 'default', cwd: qwen.cwd, env: { ...qwen.env, ...tag.env }, ...permission }),
       cleanup: () => qwen.cleanup(),
@@ -161,24 +167,36 @@ export async function permissionLatencies(repetitions: number): Promise<Permissi
 async function measure(agent: Agent, repetitions: number): Promise<PermissionRow> {
   const tag = createProcessTag('AGENT_RX_BENCH_PERMISSION');
   const samples: Record<PermissionDecision | 'preset', number[]> = { allow: [], 'allow-always': [], deny: [], 'deny-always': [], preset: [] };
-  const asking = new Reader(agent.session(tag, { permission: 'ask' }));
-  const presetting = new Reader(agent.session(tag, { permission: 'deny-all' }));
+  let asking = new Reader(agent.session(tag, { permission: 'ask' }));
+  let presetting = new Reader(agent.session(tag, { permission: 'deny-all' }));
+  const renew = (): void => {
+    if (agent.fresh !== true) return;
+    asking.close();
+    presetting.close();
+    asking = new Reader(agent.session(tag, { permission: 'ask' }));
+    presetting = new Reader(agent.session(tag, { permission: 'deny-all' }));
+  };
   try {
     for (let i = 0; i < repetitions; i += 1) {
+      if (i > 0) renew();
       for (const decision of ['deny', 'allow'] as const) {
+        if (decision === 'allow' && agent.fresh === true) {
+          asking.close();
+          asking = new Reader(agent.session(tag, { permission: 'ask' }));
+        }
         rmSync(join(agent.cwd, 'touched-by-agent.txt'), { force: true });
         asking.send({ type: 'prompt', text: touch });
-        const { message } = await asking.next((candidate) => candidate.type === 'permission.requested');
+        const { message } = await asking.next((candidate) => candidate.type === 'permission.requested', `${agent.name}: a request`);
         const requestId = message.type === 'permission.requested' ? message.requestId : '';
         const sent = performance.now();
         asking.send({ type: 'permission', requestId, decision });
-        samples[decision].push((await asking.next(resumed)).at - sent);
-        await asking.next(turnEnd);
+        samples[decision].push((await asking.next(resumed, `${agent.name}: the resume after ${decision}`)).at - sent);
+        await asking.next(turnEnd, `${agent.name}: the turn's end`);
       }
       presetting.send({ type: 'prompt', text: touch });
-      const resolved = await presetting.next((candidate) => candidate.type === 'permission.resolved');
-      samples.preset.push((await presetting.next(resumed)).at - resolved.at);
-      await presetting.next(turnEnd);
+      const resolved = await presetting.next((candidate) => candidate.type === 'permission.resolved', `${agent.name}: the preset's resolution`);
+      samples.preset.push((await presetting.next(resumed, `${agent.name}: the resume after the preset`)).at - resolved.at);
+      await presetting.next(turnEnd, `${agent.name}: the preset turn's end`);
     }
   } finally {
     asking.close();

@@ -140,11 +140,15 @@ function mapAcpEvent(state: AcpState, event: AgentEvent, toolName: (update: Read
     // The agent may ask before it announces the call: what it says of it is kept for the announcement.
     const call = field(event['params'], 'toolCall');
     const id = stringOf(field(call, 'toolCallId'));
-    if (id !== undefined && typeof call === 'object' && call !== null && !state.names.has(id) && !state.held.has(id)) {
-      const update = call as Readonly<Record<string, unknown>>;
+    if (id === undefined || typeof call !== 'object' || call === null || state.names.has(id)) return [];
+    const update = call as Readonly<Record<string, unknown>>;
+    const held = state.held.get(id);
+    if (held === undefined) {
       state.held.set(id, { name: toolName(update), kind: toolKind(update), title: stringOf(update['title']) });
+      return [];
     }
-    return [];
+    // A call held for its input: the request may carry it (Qwen Code's does).
+    return emptyInput(update['rawInput']) ? [] : release(state, id, update['rawInput']);
   }
   if (event.type === 'response') {
     const error = rpcErrorText(event['error']);
