@@ -203,7 +203,8 @@ async function measure(agent: Agent, repetitions: number): Promise<PermissionRow
     presetting.close();
     rmSync(join(agent.cwd, 'touched-by-agent.txt'), { force: true });
   }
-  const left = await tag.waitUntilNone(10_000);
+  // Qwen Code may take its session's grace period (10 s) to go once unsubscribed.
+  const left = await tag.waitUntilNone(30_000);
   check(left.length === 0, `${agent.name}: processes left after the benchmark: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
   return { agent: agent.name, deny: summarize(samples.deny), allow: summarize(samples.allow), preset: summarize(samples.preset), ratio: ratios(samples.deny, samples.preset) };
 }
