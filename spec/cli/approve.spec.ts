@@ -57,6 +57,60 @@ function cli(args: readonly string[]): Promise<{ code: number | null; stdout: st
   });
 }
 
+interface Terminal {
+  screen(): string;
+  type(text: string): void;
+  waitFor(check: () => boolean, what: string): Promise<void>;
+  exited(): Promise<number>;
+  /** Ctrl-D. */
+  end(): void;
+}
+
+/** The command in a tmux pane: what the screen shows, keys typed, its exit code once it ended. */
+function terminal(args: readonly string[]): Terminal {
+  const name = `agent-rx-approve-${randomUUID().slice(0, 8)}`;
+  tmuxSessions.push(name);
+  const exitFile = join(scratch, `${name}.exit`);
+  const quote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
+  const assignments = Object.entries({ ...world.env.env, ...TAG.env }).map(([key, value]) => `${key}=${quote(value)}`);
+  const command = [...assignments, quote(process.execPath), ...CLI.map(quote), ...args.map(quote)].join(' ');
+  execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '160', '-y', '40', 'sleep 600']);
+  execFileSync('tmux', ['set-option', '-t', name, 'remain-on-exit', 'on']);
+  execFileSync('tmux', ['respawn-pane', '-k', '-t', name, `cd ${quote(ROOT)} && ${command}; echo $? > ${quote(exitFile)}`]);
+  const screen = (): string => execFileSync('tmux', ['capture-pane', '-p', '-J', '-t', name], { encoding: 'utf8' });
+  const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
+    const deadline = performance.now() + 30_000;
+    while (!check()) {
+      if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const readExit = (): number | null => {
+    try {
+      return Number(readFileSync(exitFile, 'utf8').trim());
+    } catch {
+      return null;
+    }
+  };
+  return {
+    screen,
+    type: (text) => {
+      execFileSync('tmux', ['send-keys', '-t', name, '-l', text]);
+      execFileSync('tmux', ['send-keys', '-t', name, 'Enter']);
+    },
+    waitFor: waitUntil,
+    end: () => {
+      execFileSync('tmux', ['send-keys', '-t', name, 'C-d']);
+    },
+    exited: async () => {
+      await waitUntil(() => readExit() !== null, 'the run to exit');
+      return readExit() ?? -1;
+    },
+  };
+}
+
+const inTerminalChat = (): Terminal => terminal(['chat', '--executable', PI, '--provider', OPENAI_PROVIDER, '--model', 'recall', '--cwd', world.env.cwd, '--approve', 'ask', '--no-color']);
+
 describe('--approve: its values', () => {
   it('maps all, reads and none to presets; ask to the asker; refuses anything else, and ask with no terminal', () => {
     const asker = (): 'deny' => 'deny';
@@ -97,50 +151,8 @@ describe('agent-rx run --approve on the real pi', () => {
   });
 
   /** The run in a tmux pane; what the screen shows; its exit code once it ended. */
-  interface Terminal {
-    screen(): string;
-    type(text: string): void;
-    waitFor(check: () => boolean, what: string): Promise<void>;
-    exited(): Promise<number>;
-  }
-
   function inTerminal(args: readonly string[]): Terminal {
-    const name = `agent-rx-approve-${randomUUID().slice(0, 8)}`;
-    tmuxSessions.push(name);
-    const exitFile = join(scratch, `${name}.exit`);
-    const quote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
-    const assignments = Object.entries({ ...world.env.env, ...TAG.env }).map(([key, value]) => `${key}=${quote(value)}`);
-    const command = [...assignments, quote(process.execPath), ...CLI.map(quote), ...args.map(quote)].join(' ');
-    execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '160', '-y', '40', 'sleep 600']);
-    execFileSync('tmux', ['set-option', '-t', name, 'remain-on-exit', 'on']);
-    execFileSync('tmux', ['respawn-pane', '-k', '-t', name, `cd ${quote(ROOT)} && ${command}; echo $? > ${quote(exitFile)}`]);
-    const screen = (): string => execFileSync('tmux', ['capture-pane', '-p', '-J', '-t', name], { encoding: 'utf8' });
-    const waitUntil = async (check: () => boolean, what: string): Promise<void> => {
-      const deadline = performance.now() + 30_000;
-      while (!check()) {
-        if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}; screen:\n${screen()}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
-    const readExit = (): number | null => {
-      try {
-        return Number(readFileSync(exitFile, 'utf8').trim());
-      } catch {
-        return null;
-      }
-    };
-    return {
-      screen,
-      type: (text) => {
-        execFileSync('tmux', ['send-keys', '-t', name, '-l', text]);
-        execFileSync('tmux', ['send-keys', '-t', name, 'Enter']);
-      },
-      waitFor: waitUntil,
-      exited: async () => {
-        await waitUntil(() => readExit() !== null, 'the run to exit');
-        return readExit() ?? -1;
-      },
-    };
+    return terminal(args);
   }
 
   it.each([
@@ -154,5 +166,25 @@ describe('agent-rx run --approve on the real pi', () => {
     expect(await run.exited()).toBe(0);
     expect(run.screen()).toContain(said);
     expect(touched()).toBe(made);
+  });
+});
+
+describe('agent-rx chat --approve ask on the real pi', () => {
+  it('asks on the terminal during the turn; n denies (no file), the turn goes on; the next request asks again and y allows', async () => {
+    const run = inTerminalChat();
+    await run.waitFor(() => run.screen().includes('› '), 'the prompt');
+    run.type(touch);
+    await run.waitFor(() => run.screen().includes('allow bash (execute): touch touched-by-agent.txt? [y]es, [n]o'), 'the question');
+    run.type('n');
+    await run.waitFor(() => run.screen().includes('denied by caller'), 'the denial');
+    await run.waitFor(() => run.screen().includes('── turn 1'), 'the end of turn 1');
+    expect(touched()).toBe(false);
+    run.type(touch);
+    await run.waitFor(() => (run.screen().match(/allow bash \(execute\)/g) ?? []).length === 2, 'the second question');
+    run.type('y');
+    await run.waitFor(() => run.screen().includes('── turn 2'), 'the end of turn 2');
+    expect(touched()).toBe(true);
+    run.end();
+    expect(await run.exited()).toBe(0);
   });
 });
