@@ -73,11 +73,12 @@ describe('permission requests on a real process', () => {
   });
 
   it("'ask' waits for a permission command; the idle limit does not run while a request waits", async () => {
-    const { session } = drive({ permission: 'ask', idleTimeoutMs: 300 });
+    // The limit is long enough for the request to come on a loaded machine, and the wait twice it.
+    const { session } = drive({ permission: 'ask', idleTimeoutMs: 2000 });
     session.send({ type: 'prompt', text: 'ask:touch c' });
     const request = await session.nextOf('permission.requested');
     // Longer than the idle limit: the turn is not aborted while the host decides.
-    await new Promise((resolve) => setTimeout(resolve, 900));
+    await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(session.messages.some((message) => message.type === 'turn.failed')).toBe(false);
     session.send({ type: 'permission', requestId: request.requestId, decision: 'allow' });
     expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
