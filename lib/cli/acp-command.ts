@@ -2,8 +2,10 @@
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
 import { map } from 'rxjs';
+import * as z from 'zod';
 import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import { agentSession } from '../sessions/agent-session.js';
+import { DEFAULT_PERMISSION_TIMEOUT_MS } from '../sessions/process-session.js';
 import { agentFlagHelp, agentFlagOptions } from './agent-flags.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { serveAcp, type AcpSessionFactory } from '../serve/serve-acp.js';
@@ -30,7 +32,16 @@ ${agentFlagHelp('session')}  --executable <path>     the agent executable (defau
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long
   --grace <duration>      how long the agent may take to end a turn on a cancel, or to stop (default 2s)
+  --approve <all|reads|none|ask>
+                          who decides when the agent asks to use a tool: allow all, allow only
+                          tools that read, deny all (the editor is never asked), or the editor
+                          (session/request_permission); default ask, where the agent's sessions
+                          take a permission policy (Codex's do not yet: its own rules)
   -h, --help              this text
+
+Permissions: each tool call the agent asks about is a session/request_permission to the editor,
+with the options the agent accepts (allow_once, allow_always, reject_once, reject_always); a
+cancelled answer denies; a request not answered within ${String(DEFAULT_PERMISSION_TIMEOUT_MS / 60_000)} minutes is denied (and withdrawn).
 
 Extension methods (besides ACP's own): _agent-rx/steer and _agent-rx/follow-up, params
 { sessionId, text }.
@@ -45,7 +56,7 @@ export type AcpRequest =
 export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   let parsed;
   try {
-    const { cwd: _cwd, 'no-color': _color, approve: _approve, ...options } = AGENT_OPTIONS;
+    const { cwd: _cwd, 'no-color': _color, ...options } = AGENT_OPTIONS;
     parsed = parseArgs({ args: joinNegativeDurations(argv), allowPositionals: false, options: { ...options, ...agentFlagOptions('session') } });
   } catch (error) {
     return { kind: 'usage-error', message: parseArgsProblem(error) };
@@ -57,18 +68,29 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const definition = agentByName(agent);
+  const takes = takesPermission(definition);
+  if (values.approve !== undefined && !takes) return { kind: 'usage-error', message: `--approve is not an option of ${AGENTS[agent].displayName} yet: its sessions keep the agent's own rules` };
+  // `--approve ask`, or no --approve where the agent's sessions take a policy: the editor decides.
+  const sessionOptions: ChatSessionOptions = values.approve === undefined && takes ? { ...options, permission: 'ask' } : options;
+  const forwarded = sessionOptions['permission'] === 'ask';
   // What the editor shows of a failure speaks in this command's flags, as the command line does.
   const session: AcpSessionFactory = (request) => {
-    const built = agentSession(definition, { ...options, cwd: request.cwd });
+    const built = agentSession(definition, { ...sessionOptions, cwd: request.cwd, ...(forwarded ? { permission: request.permission } : {}) });
     return (commands) => commands.pipe(built, map(inFlagWords));
   };
   // Build once now, so that invalid options are reported as usage errors, not at the first session.
   try {
-    session({ cwd: process.cwd(), mcpServers: [] });
+    session({ cwd: process.cwd(), mcpServers: [], permission: 'ask' });
   } catch (error) {
     return { kind: 'usage-error', message: errorText(error) };
   }
-  return { kind: 'acp', agent, options, session };
+  return { kind: 'acp', agent, options: sessionOptions, session };
+}
+
+/** Whether the agent's sessions take a `permission` option (a strict object schema that names it). */
+function takesPermission(definition: ReturnType<typeof agentByName>): boolean {
+  const schema = definition.options.session;
+  return schema instanceof z.ZodObject && Object.hasOwn(schema.shape, 'permission');
 }
 
 /** Parses `acp`'s arguments and serves; sets `process.exitCode` (2 on a usage error). */

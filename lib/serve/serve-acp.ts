@@ -3,14 +3,21 @@ import { createRequire } from 'node:module';
 import { Readable, Writable } from 'node:stream';
 import * as z from 'zod';
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
-import type { SessionCommand, SessionMessage, StopReason, TurnFailed, Usage } from '../messages.js';
+import type { PermissionDecision, PermissionRequested, SessionCommand, SessionMessage, StopReason, TurnFailed, Usage } from '../messages.js';
 
-/** What a new ACP session asks for: its working directory and MCP servers. */
+/** What a new ACP session asks for: its working directory and MCP servers, and how its permission requests reach the editor. */
 export interface AcpSessionRequest {
   /** The session's working directory (absolute), as the client sent it. */
   readonly cwd: string;
   /** The MCP servers the client asks the session to use. */
   readonly mcpServers: readonly acp.McpServer[];
+  /**
+   * The permission policy that lets the editor decide: `'ask'`. Given to the session
+   * (`piSession({ cwd, permission })`), each of its `permission.requested` is asked of the editor
+   * (`session/request_permission`) and the editor's choice is the session's `permission` command.
+   * A session made without it keeps the agent's own rules (or the policy the factory gives).
+   */
+  readonly permission: 'ask';
 }
 
 /** Makes the agent-rx session behind one ACP session (one agent process per subscription). */
@@ -63,14 +70,22 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  * - the session's messages are `session/update`s: text and thought chunks, `tool_call` (with the
  *   raw input) and `tool_call_update` (content replaced, then `completed` or `failed`), warnings and
  *   retries as notices;
+ * - a `permission.requested` of the session is a `session/request_permission` to the editor: the
+ *   tool call (`toolCallId`: the call's, or the request's id when the agent names none; its title,
+ *   kind and raw input) and the options the agent accepts (`allow_once`, `allow_always`,
+ *   `reject_once`, `reject_always`). The editor's choice is the session's `permission` command;
+ *   `cancelled` or an error is a deny. A request the session settles first (its deadline
+ *   `permissionTimeoutMs`, an abort, the turn's end) is withdrawn (`$/cancel_request`), and a late
+ *   answer is dropped. The factory's request carries `permission: 'ask'` for the session's options:
+ *   a session made without it (or with a preset) never asks the editor;
  * - `_agent-rx/steer` and `_agent-rx/follow-up` (`{ sessionId, text }`) steer or queue;
  * - when the connection closes (the editor quit), every session is unsubscribed: the stop sequence
  *   leaves no agent process behind.
  *
  * @example
  * // A script an editor starts: it talks ACP on stdin and stdout, and each of the editor's sessions
- * // is a pi session in the folder the editor asked for.
- * const server = serveAcp(({ cwd }) => piSession({ cwd }));
+ * // is a pi session in the folder the editor asked for, whose tool calls the editor approves.
+ * const server = serveAcp(({ cwd, permission }) => piSession({ cwd, permission }));
  * await server.closed; // the editor closed the connection: every session was stopped
  */
 export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOptions = {}): AcpServer {
@@ -90,7 +105,7 @@ export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOpti
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-      const session = new BridgedSession(createSession({ cwd: params.cwd, mcpServers: params.mcpServers }), client);
+      const session = new BridgedSession(createSession({ cwd: params.cwd, mcpServers: params.mcpServers, permission: 'ask' }), client);
       const sessionId = await session.started;
       sessions.set(sessionId, session);
       void session.ended.then(() => sessions.delete(sessionId));
@@ -147,6 +162,8 @@ class BridgedSession {
   #nextId = 0;
   /** Answers to `send`, by command id, while the command is being handled. */
   readonly #answers = new Map<string, unknown>();
+  /** The permission requests asked of the editor and not settled, by request id: aborting one withdraws it. */
+  readonly #permissions = new Map<string, AbortController>();
   #resolveStarted!: (sessionId: string) => void;
   #rejectStarted!: (error: unknown) => void;
   #resolveEnded!: () => void;
@@ -206,6 +223,50 @@ class BridgedSession {
     this.#end(new acp.RequestError(-32603, 'the connection closed'));
   }
 
+  /**
+   * Asks the editor, once every update before the request is out (the tool call first); its choice
+   * becomes the session's `permission` command, unless the session settled the request meanwhile.
+   * The command carries no id: a late one the session drops (`no-request`) answers nothing here.
+   */
+  #askEditor(request: PermissionRequested): void {
+    const sessionId = this.#sessionId;
+    const controller = new AbortController();
+    this.#permissions.set(request.requestId, controller);
+    const decide = (decision: PermissionDecision): void => {
+      if (this.#permissions.get(request.requestId) !== controller) return;
+      this.#permissions.delete(request.requestId);
+      this.#commands.next({ type: 'permission', requestId: request.requestId, decision });
+    };
+    if (sessionId === undefined) {
+      // Not in the middle of the session's own message: the command goes in after it.
+      void Promise.resolve().then(() => {
+        decide('deny');
+      });
+      return;
+    }
+    this.#sends = this.#sends.then(() => {
+      if (controller.signal.aborted) return;
+      void this.#client
+        .request(acp.methods.client.session.requestPermission, acpPermissionRequest(sessionId, request), { cancellationSignal: controller.signal, stopWaitingOnCancel: true })
+        .then(
+          (response) => {
+            decide(permissionDecision(request, response));
+          },
+          () => {
+            decide('deny');
+          },
+        );
+    });
+  }
+
+  /** The session settled a request (its deadline, an abort, the turn's end, the editor's answer): the editor's question is withdrawn. */
+  #settled(requestId: string): void {
+    const controller = this.#permissions.get(requestId);
+    if (controller === undefined) return;
+    this.#permissions.delete(requestId);
+    controller.abort();
+  }
+
   #id(): string {
     this.#nextId += 1;
     return `acp-${String(this.#nextId)}`;
@@ -232,6 +293,12 @@ class BridgedSession {
       }
       case 'turn.started':
         this.#running = message.commandId;
+        return;
+      case 'permission.requested':
+        this.#askEditor(message);
+        return;
+      case 'permission.resolved':
+        this.#settled(message.requestId);
         return;
       case 'turn.completed': {
         const id = this.#running;
@@ -286,10 +353,44 @@ class BridgedSession {
   }
 
   #end(error: unknown): void {
+    for (const id of [...this.#permissions.keys()]) this.#settled(id);
     this.#rejectStarted(error);
     for (const id of [...this.#prompts.keys()]) this.#fail(id, error);
     this.#resolveEnded();
   }
+}
+
+/** The ACP option kind of each decision, the option's id (the decision) and its name for people. */
+const PERMISSION_OPTIONS: Readonly<Record<PermissionDecision, { readonly kind: acp.PermissionOptionKind; readonly name: string }>> = {
+  allow: { kind: 'allow_once', name: 'Allow' },
+  'allow-always': { kind: 'allow_always', name: 'Always allow' },
+  deny: { kind: 'reject_once', name: 'Deny' },
+  'deny-always': { kind: 'reject_always', name: 'Always deny' },
+};
+
+/**
+ * A session's permission request as ACP's `session/request_permission`: the tool call (the call's
+ * id, or the request's where the agent names no call; its title as in its `tool_call`, its kind and
+ * input) and one option per decision the agent accepts, whose id is the decision.
+ */
+export function acpPermissionRequest(sessionId: string, request: PermissionRequested): acp.RequestPermissionRequest {
+  return {
+    sessionId,
+    toolCall: {
+      toolCallId: request.toolCallId ?? request.requestId,
+      title: toolTitle(request.tool, request.title === request.tool ? undefined : request.title),
+      kind: request.kind,
+      rawInput: request.input,
+    },
+    options: request.options.map((decision) => ({ optionId: decision, name: PERMISSION_OPTIONS[decision].name, kind: PERMISSION_OPTIONS[decision].kind })),
+  };
+}
+
+/** The decision of the editor's answer: the option it selected (one of the request's), a deny otherwise (`cancelled`, an unknown option). */
+export function permissionDecision(request: Pick<PermissionRequested, 'options'>, response: acp.RequestPermissionResponse): PermissionDecision {
+  const { outcome } = response;
+  if (outcome.outcome !== 'selected') return 'deny';
+  return request.options.find((decision) => decision === outcome.optionId) ?? 'deny';
 }
 
 /** A prompt's text: its text blocks, the text of embedded resources, and resource links by their URI. */

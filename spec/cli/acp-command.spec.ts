@@ -15,7 +15,26 @@ describe('agent-rx acp: arguments', () => {
     expect(parseAcpArgs(['--agent', 'gemini', '--approval-mode', 'yolo'])).toMatchObject({ kind: 'acp', agent: 'gemini', options: { approvalMode: 'yolo' } });
   });
 
+  it('forwards permission requests to the editor by default (permission ask), where the agent\'s sessions take a policy; --approve sets a preset instead', () => {
+    for (const agent of ['pi', 'claude', 'gemini', 'qwen']) {
+      expect(parseAcpArgs(['--agent', agent])).toMatchObject({ kind: 'acp', agent, options: { permission: 'ask' } });
+      expect(parseAcpArgs(['--agent', agent, '--approve', 'ask'])).toMatchObject({ kind: 'acp', agent, options: { permission: 'ask' } });
+    }
+    expect(parseAcpArgs(['--approve', 'all'])).toMatchObject({ kind: 'acp', options: { permission: 'allow-all' } });
+    expect(parseAcpArgs(['--agent', 'claude', '--approve', 'reads'])).toMatchObject({ kind: 'acp', options: { permission: 'allow-reads' } });
+    expect(parseAcpArgs(['--agent', 'gemini', '--approve', 'none'])).toMatchObject({ kind: 'acp', options: { permission: 'deny-all' } });
+    expect(ACP_USAGE).toContain('--approve <all|reads|none|ask>');
+  });
+
+  it("keeps Codex's own rules: its sessions take no permission policy yet", () => {
+    const request = parseAcpArgs(['--agent', 'codex']);
+    expect(request).toMatchObject({ kind: 'acp', agent: 'codex' });
+    expect(request.kind === 'acp' ? request.options : undefined).not.toHaveProperty('permission');
+    expect(parseAcpArgs(['--agent', 'codex', '--approve', 'all'])).toEqual({ kind: 'usage-error', message: "--approve is not an option of Codex yet: its sessions keep the agent's own rules" });
+  });
+
   it.each<[string, readonly string[], string]>([
+    ['an unknown --approve', ['--approve', 'maybe'], '--approve must be one of all, reads, none, ask; got maybe'],
     ['an unknown agent', ['--agent', 'gpt'], `--agent must be one of ${AGENT_NAMES.join(', ')}; got gpt`],
     ['a flag of another agent', ['--agent', 'pi', '--allowed-tools', 'Bash'], '--allowed-tools is not an option of pi'],
     ['a bad duration', ['--grace', '-5'], "--grace must be a duration such as 5000 (ms), 90s, 10m or 2h; got '-5'"],

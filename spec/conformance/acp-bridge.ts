@@ -11,17 +11,29 @@ export interface WireLine {
   readonly message: Record<string, unknown>;
 }
 
+/** How the editor answers `session/request_permission` (`signal`: aborted when the bridge withdraws the request). */
+export type PermissionAnswerer = (request: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+
+/** The editor's choice of the option of `kind` the request offers (`cancelled` when it offers none). */
+export function choose(request: acp.RequestPermissionRequest, kind: acp.PermissionOptionKind): acp.RequestPermissionResponse {
+  const option = request.options.find((candidate) => candidate.kind === kind);
+  return { outcome: option === undefined ? { outcome: 'cancelled' } : { outcome: 'selected', optionId: option.optionId } };
+}
+
 /**
  * `agent-rx acp …` started as an editor starts an ACP agent: a child process whose stdio is the
  * connection, driven by the ACP SDK's client. Every line the bridge writes is also kept in order
  * (`wire`): the SDK hands notifications to handlers after the answers that follow them, the wire
- * shows the order they were sent in.
+ * shows the order they were sent in. Permission requests are kept (`permissions`) and answered by
+ * `answerPermission` (default: the user allows once).
  */
 export class AcpBridge {
   readonly child: ChildProcess;
   readonly connection: acp.ClientConnection;
   readonly wire: WireLine[] = [];
   readonly exited: Promise<number | null>;
+  readonly permissions: acp.RequestPermissionRequest[] = [];
+  answerPermission: PermissionAnswerer = (request) => choose(request, 'allow_once');
   readonly #stderr: string[] = [];
 
   /** `entry`: how Node starts the command line (default: its sources, through tsx). */
@@ -44,6 +56,10 @@ export class AcpBridge {
     this.connection = acp
       .client({ name: 'agent-rx-spec' })
       .onNotification(acp.methods.client.session.update, () => undefined)
+      .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => {
+        this.permissions.push(params);
+        return this.answerPermission(params, signal);
+      })
       .connect(stream);
   }
 

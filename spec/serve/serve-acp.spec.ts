@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as acp from '@agentclientprotocol/sdk';
 import { PassThrough, Readable, Writable } from 'node:stream';
-import { serveAcp, stopAllRuns, type AcpServer } from '../../lib/index.js';
+import { Observable, type OperatorFunction } from 'rxjs';
+import { serveAcp, stopAllRuns, type AcpServer, type AcpSessionFactory, type PermissionDecision, type PermissionResolver, type SessionCommand, type SessionMessage } from '../../lib/index.js';
+import { acpPermissionRequest, permissionDecision } from '../../lib/serve/serve-acp.js';
 import { eventually } from '../conformance/suite.js';
 import { fixtureSession } from '../helpers/fixture-session.js';
 import { isAlive } from '../helpers/processes.js';
@@ -16,23 +18,37 @@ interface Served {
   readonly server: AcpServer;
   readonly agent: acp.ClientContext;
   readonly updates: acp.SessionNotification[];
+  /** What the server wrote, in order: each message's method (`session/update:tool_call`), or `answer`. */
+  readonly wire: string[];
   readonly end: () => void;
 }
 
 const served: Served[] = [];
 
-function serve(command?: string): Served {
+/** How the client answers `session/request_permission` (`signal`: aborted when the server withdraws the request). */
+type PermissionAnswerer = (request: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
+
+function serve(command?: string, factory?: AcpSessionFactory, answer?: PermissionAnswerer): Served {
   const toServer = new PassThrough();
   const toClient = new PassThrough();
-  const server = serveAcp(() => fixtureSession(() => undefined, { tag: TAG, ...(command === undefined ? {} : { command }) }), { input: toServer, output: toClient });
+  const server = serveAcp(factory ?? (() => fixtureSession(() => undefined, { tag: TAG, ...(command === undefined ? {} : { command }) })), { input: toServer, output: toClient });
   const updates: acp.SessionNotification[] = [];
-  const connection = acp
-    .client({ name: 'spec' })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      updates.push(params);
-    })
-    .connect(acp.ndJsonStream(Writable.toWeb(toServer) as WritableStream<Uint8Array>, Readable.toWeb(toClient) as ReadableStream<Uint8Array>));
-  const made = { server, agent: connection.agent, updates, end: () => toServer.end() };
+  const wire: string[] = [];
+  let partial = '';
+  toClient.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const message = JSON.parse(line) as { method?: string; params?: { update?: { sessionUpdate?: string } } };
+      wire.push(message.method === undefined ? 'answer' : [message.method, message.params?.update?.sessionUpdate].filter((part) => part !== undefined).join(':'));
+    }
+  });
+  const app = acp.client({ name: 'spec' }).onNotification(acp.methods.client.session.update, ({ params }) => {
+    updates.push(params);
+  });
+  if (answer !== undefined) app.onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => answer(params, signal));
+  const connection = app.connect(acp.ndJsonStream(Writable.toWeb(toServer) as WritableStream<Uint8Array>, Readable.toWeb(toClient) as ReadableStream<Uint8Array>));
+  const made = { server, agent: connection.agent, updates, wire, end: () => toServer.end() };
   served.push(made);
   return made;
 }
@@ -116,5 +132,175 @@ describe('serveAcp', () => {
     await server.closed;
     expect(describeProcesses(await TAG.waitUntilNone(5000))).toBe('none');
     expect(isAlive(sleep)).toBe(false);
+  });
+});
+
+/**
+ * A session of the specs' own that asks before a tool: each prompt is a turn that calls `bash`
+ * (`touch x`) and asks (`req-<turn>`); the decision ends the turn with `<decision> by <who>`. The
+ * prompt `deadline` is settled by the session itself (denied by the deadline) after `deadlineMs`.
+ * A permission command for a request not pending is dropped (`no-request`), as sessions do.
+ */
+function askingSession(received: SessionCommand[], deadlineMs = 50): OperatorFunction<SessionCommand, SessionMessage> {
+  return (commands) =>
+    new Observable<SessionMessage>((subscriber) => {
+      let turn = 0;
+      let pending: string | undefined;
+      const settle = (decision: PermissionDecision, by: PermissionResolver): void => {
+        const requestId = pending;
+        if (requestId === undefined) return;
+        pending = undefined;
+        subscriber.next({ type: 'permission.resolved', requestId, decision, by });
+        subscriber.next({ type: 'assistant', text: `${decision} by ${by}` });
+        subscriber.next({ type: 'turn.completed', turn, stopReason: 'end_turn' });
+      };
+      subscriber.next({ type: 'session.started', sessionId: 'asking-1' });
+      const subscription = commands.subscribe((command) => {
+        received.push(command);
+        if (command.type === 'prompt') {
+          turn += 1;
+          pending = `req-${String(turn)}`;
+          subscriber.next({ type: 'turn.started', turn, prompt: command.text, commandId: command.id });
+          subscriber.next({ type: 'tool.call', toolCallId: `call-${String(turn)}`, name: 'bash', input: { command: 'touch x' }, kind: 'execute', summary: 'touch x' });
+          subscriber.next({ type: 'permission.requested', requestId: pending, toolCallId: `call-${String(turn)}`, tool: 'bash', kind: 'execute', title: 'touch x', input: { command: 'touch x' }, options: ['allow', 'allow-always', 'deny'] });
+          if (command.text === 'deadline') setTimeout(() => { settle('deny', 'deadline'); }, deadlineMs);
+        } else if (command.type === 'permission') {
+          if (command.requestId === pending) settle(command.decision, 'caller');
+          else subscriber.next({ type: 'input.dropped', kind: 'permission', reason: 'no-request', message: `no pending permission request ${command.requestId}`, requestId: command.requestId, ...(command.id === undefined ? {} : { commandId: command.id }) });
+        }
+      });
+      return () => { subscription.unsubscribe(); };
+    });
+}
+
+const selected = (optionId: string): acp.RequestPermissionResponse => ({ outcome: { outcome: 'selected', optionId } });
+const optionOf = (request: acp.RequestPermissionRequest, kind: acp.PermissionOptionKind): string => request.options.find((option) => option.kind === kind)?.optionId ?? 'none';
+
+describe('serveAcp: permission requests, asked of the editor', () => {
+  it('maps a request to session/request_permission: the tool call, and one option per decision the agent accepts', () => {
+    expect(
+      acpPermissionRequest('s-1', { type: 'permission.requested', requestId: 'r-1', toolCallId: 'call-1', tool: 'bash', kind: 'execute', title: 'touch x', input: { command: 'touch x' }, options: ['allow', 'allow-always', 'deny', 'deny-always'] }),
+    ).toEqual({
+      sessionId: 's-1',
+      toolCall: { toolCallId: 'call-1', title: 'bash: touch x', kind: 'execute', rawInput: { command: 'touch x' } },
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+        { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
+        { optionId: 'deny-always', name: 'Always deny', kind: 'reject_always' },
+      ],
+    });
+    // No call named: the request's own id; a title that only repeats the tool's name is the name.
+    expect(acpPermissionRequest('s-1', { type: 'permission.requested', requestId: 'r-2', tool: 'mcp_search', kind: 'other', title: 'mcp_search', input: null, options: ['allow', 'deny'] })).toEqual({
+      sessionId: 's-1',
+      toolCall: { toolCallId: 'r-2', title: 'mcp_search', kind: 'other', rawInput: null },
+      options: [
+        { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+        { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
+      ],
+    });
+  });
+
+  it.each<[string, acp.RequestPermissionResponse, PermissionDecision]>([
+    ['allow', selected('allow'), 'allow'],
+    ['allow-always', selected('allow-always'), 'allow-always'],
+    ['deny', selected('deny'), 'deny'],
+    ['an option the request did not offer', selected('deny-always'), 'deny'],
+    ['an option of no one', selected('yes please'), 'deny'],
+    ['cancelled', { outcome: { outcome: 'cancelled' } }, 'deny'],
+  ])("maps the editor's answer %s to a decision", (_name, response, decision) => {
+    expect(permissionDecision({ options: ['allow', 'allow-always', 'deny'] }, response)).toBe(decision);
+  });
+
+  it.each<[string, acp.PermissionOptionKind | 'cancelled' | 'error', string]>([
+    ['reject_once', 'reject_once', 'deny by caller'],
+    ['allow_once', 'allow_once', 'allow by caller'],
+    ['allow_always', 'allow_always', 'allow-always by caller'],
+    ['cancelled', 'cancelled', 'deny by caller'],
+    ['an error', 'error', 'deny by caller'],
+  ])("asks the editor after the tool call's update; its answer %s is the session's permission command", async (_name, answer, said) => {
+    const received: SessionCommand[] = [];
+    const asked: acp.RequestPermissionRequest[] = [];
+    const { agent, updates, wire } = serve(undefined, () => askingSession(received), (request) => {
+      asked.push(request);
+      if (answer === 'error') throw new Error('the editor broke');
+      return answer === 'cancelled' ? { outcome: { outcome: 'cancelled' } } : selected(optionOf(request, answer));
+    });
+    const sessionId = await open(agent);
+    expect(await prompt(agent, sessionId, 'touch')).toEqual({ stopReason: 'end_turn' });
+    expect(asked).toEqual([
+      {
+        sessionId,
+        toolCall: { toolCallId: 'call-1', title: 'bash: touch x', kind: 'execute', rawInput: { command: 'touch x' } },
+        options: [
+          { optionId: 'allow', name: 'Allow', kind: 'allow_once' },
+          { optionId: 'allow-always', name: 'Always allow', kind: 'allow_always' },
+          { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
+        ],
+      },
+    ]);
+    expect(received.filter((command) => command.type === 'permission')).toEqual([{ type: 'permission', requestId: 'req-1', decision: said.split(' ')[0] }]);
+    expect(updates.map(({ update }) => update.sessionUpdate)).toEqual(['tool_call', 'agent_message_chunk']);
+    expect(updates.at(-1)?.update).toMatchObject({ content: { text: said } });
+    expect(wire.slice(-4)).toEqual(['session/update:tool_call', 'session/request_permission', 'session/update:agent_message_chunk', 'answer']);
+  });
+
+  it('withdraws a request the session settled first ($/cancel_request); the late answer is dropped, the session goes on', async () => {
+    const received: SessionCommand[] = [];
+    let withdrawn = 0;
+    const { agent, updates } = serve(undefined, () => askingSession(received), async (request, signal) => {
+      if (request.toolCall.toolCallId !== 'call-1') return selected(optionOf(request, 'allow_once'));
+      // An editor that answers anyway, once the server withdrew the request.
+      if (!signal.aborted) await new Promise((resolve) => { signal.addEventListener('abort', resolve, { once: true }); });
+      withdrawn += 1;
+      return selected(optionOf(request, 'allow_once'));
+    });
+    const sessionId = await open(agent);
+    expect(await prompt(agent, sessionId, 'deadline')).toEqual({ stopReason: 'end_turn' });
+    await eventually(() => withdrawn === 1);
+    expect(updates.at(-1)?.update).toMatchObject({ content: { text: 'deny by deadline' } });
+    // The next turn asks again, and its answer is the only permission command the session had.
+    expect(await prompt(agent, sessionId, 'touch')).toEqual({ stopReason: 'end_turn' });
+    expect(updates.at(-1)?.update).toMatchObject({ content: { text: 'allow by caller' } });
+    expect(received.filter((command) => command.type === 'permission')).toEqual([{ type: 'permission', requestId: 'req-2', decision: 'allow' }]);
+  });
+
+  it('a late answer that reaches the session is dropped there (no-request) and fails nothing', async () => {
+    const received: SessionCommand[] = [];
+    const answered: acp.RequestPermissionResponse[] = [];
+    let release = (): void => undefined;
+    const late = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A session that settles its first request without saying so: the server still waits for the editor.
+    const session: AcpSessionFactory = () => (commands) =>
+      new Observable<SessionMessage>((subscriber) => {
+        const inner = askingSession(received)(commands).subscribe({
+          next: (message) => {
+            if (message.type === 'permission.requested' && message.requestId === 'req-1') {
+              subscriber.next(message);
+              subscriber.next({ type: 'turn.completed', turn: 1, stopReason: 'end_turn' });
+              return;
+            }
+            subscriber.next(message);
+          },
+        });
+        return () => { inner.unsubscribe(); };
+      });
+    const { agent } = serve(undefined, session, async (request) => {
+      if (request.toolCall.toolCallId === 'call-1') await late;
+      const response = selected(optionOf(request, 'allow_once'));
+      answered.push(response);
+      return response;
+    });
+    const sessionId = await open(agent);
+    expect(await prompt(agent, sessionId, 'forgotten')).toEqual({ stopReason: 'end_turn' });
+    release();
+    await eventually(() => received.some((command) => command.type === 'permission'));
+    expect(await prompt(agent, sessionId, 'touch')).toEqual({ stopReason: 'end_turn' });
+    expect(received.filter((command) => command.type === 'permission')).toEqual([
+      { type: 'permission', requestId: 'req-1', decision: 'allow' },
+      { type: 'permission', requestId: 'req-2', decision: 'allow' },
+    ]);
   });
 });
