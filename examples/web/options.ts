@@ -33,7 +33,9 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
   --session             one agent process for the whole conversation; Stop aborts the running
                         turn, End session ends the process. Offline (pi only): the RPC replay
                         agent answers every turn with the recording; with --real: the agent
-                        itself, which remembers the conversation
+                        itself, which remembers the conversation, and whose sessions the page
+                        can open with "Ask before tools": each tool call waits on a card
+                        (Allow, Always where the agent offers it, Deny)
   --fleet <redis-url>   run on agent-rx/fleet workers instead of here (also: AGENT_RX_FLEET):
                         redis://host:port, rediss://…, unix:///path/redis.sock. The workers decide
                         what runs (no --executable; a replay's transcript goes as the model), and

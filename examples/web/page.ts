@@ -11,8 +11,25 @@
 // Enter while a turn runs queues the prompt as a follow-up (the next turn), Stop aborts the running
 // turn (the process stays), and End session ends the process. A session with a `data-recording`
 // is offline: pi's RPC replay agent plays the recording as every turn, and the page says so.
+// Where the server's agent can ask before its tools (`data-ask="available"`: a real agent whose
+// sessions take `permission`), "Ask before tools" opens the next session with permission `ask`:
+// each `permission.requested` is a card (the tool, its kind, what it would do) with Allow, Always
+// (where the agent offers `allow-always`) and Deny, which POST the `permission` command; its
+// `permission.resolved` says the decision and who made it (you, the deadline, an abort, the turn's
+// end) and closes the card.
 import type { Subscription } from 'rxjs';
-import { fromAgentEventSource, fromSessionEventSource, isTerminal, type CliMessage, type SessionCommand, type SessionMessage, type TerminalMessage } from '../../lib/browser.js';
+import {
+  fromAgentEventSource,
+  fromSessionEventSource,
+  isTerminal,
+  type CliMessage,
+  type PermissionDecision,
+  type PermissionRequested,
+  type PermissionResolved,
+  type SessionCommand,
+  type SessionMessage,
+  type TerminalMessage,
+} from '../../lib/browser.js';
 import { resumingEventSource } from './resumable.js';
 
 const app = byId('app', HTMLElement);
@@ -25,6 +42,8 @@ const runButton = byId('run', HTMLButtonElement);
 const stopButton = byId('stop', HTMLButtonElement);
 const clearButton = byId('clear', HTMLButtonElement);
 const endButton = byId('end-session', HTMLButtonElement);
+const askLabel = byId('ask-label', HTMLLabelElement);
+const askInput = byId('ask', HTMLInputElement);
 const agentNote = byId('agent-note', HTMLElement);
 const hint = byId('prompt-hint', HTMLElement);
 const status = byId('status', HTMLElement);
@@ -34,6 +53,8 @@ const transcript = byId('transcript', HTMLElement);
 const sessionMode = app.dataset['mode'] === 'session';
 /** The recording a replay server plays for every prompt (or every turn of a session); `null` when the agent itself runs. */
 const recording = app.dataset['mode'] === 'replay' || (sessionMode && (app.dataset['recording'] ?? '') !== '') ? (app.dataset['recording'] ?? '') : null;
+/** Whether the server's sessions can ask before their tools (a real agent whose sessions take `permission`). */
+const canAsk = sessionMode && app.dataset['ask'] === 'available';
 
 /** The run on screen: its subscription, its block, and the fleet's id of it once its stream said it. */
 interface CurrentRun {
@@ -62,6 +83,7 @@ if (sessionMode) {
   hint.textContent = 'Enter sends, Shift+Enter starts a new line. While a turn runs, Enter queues the prompt as a follow-up: the next turn.';
   runButton.textContent = 'Send';
   endButton.hidden = false;
+  askLabel.hidden = !canAsk;
 }
 
 form.addEventListener('submit', (event) => {
@@ -160,6 +182,10 @@ interface LiveSession {
   turn: { readonly block: RunBlock; readonly number: number; readonly startedAt: number } | null;
   readonly line: HTMLElement;
   ending: boolean;
+  /** The agent asks before each tool (opened with "Ask before tools"). */
+  readonly asks: boolean;
+  /** Its permission requests still waiting for a decision. */
+  readonly asking: Set<string>;
 }
 
 let live: LiveSession | null = null;
@@ -172,7 +198,7 @@ function sendPrompt(prompt: string): void {
   commandCount += 1;
   const id = `c${String(commandCount)}`;
   const busy = session.turn !== null || session.queued.size > 0;
-  const block = createRunBlock(transcript, prompt, 'queued');
+  const block = createRunBlock(transcript, prompt, 'queued', answerFor(session));
   block.note(busy ? 'queued as a follow-up: it runs as the next turn, after the running one' : 'sent to the session');
   session.queued.set(id, block);
   send(session, busy ? { type: 'follow-up', text: prompt, id } : { type: 'prompt', text: prompt, id });
@@ -182,7 +208,9 @@ function sendPrompt(prompt: string): void {
 function openSession(): LiveSession {
   const line = element('div', 'note session-line', 'session: starting the agent…');
   transcript.append(line);
-  const session: LiveSession = { source: new EventSource('/session'), subscription: null, id: null, unsent: [], queued: new Map(), turn: null, line, ending: false };
+  const asks = canAsk && askInput.checked;
+  const source = new EventSource(asks ? '/session?permission=ask' : '/session');
+  const session: LiveSession = { source, subscription: null, id: null, unsent: [], queued: new Map(), turn: null, line, ending: false, asks, asking: new Set() };
   live = session;
   setStatus('running', 'Starting the agent…');
   session.source.addEventListener('session', (event) => {
@@ -199,6 +227,24 @@ function openSession(): LiveSession {
   });
   updateSessionControls();
   return session;
+}
+
+// A decision on a permission card: the `permission` command, POSTed as any other. `null` once the
+// server took it (the stream then says permission.resolved), else why it was not sent.
+async function decide(session: LiveSession, requestId: string, decision: PermissionDecision): Promise<string | null> {
+  if (session.id === null || live !== session) return 'the session is not open';
+  commandCount += 1;
+  const command: SessionCommand = { type: 'permission', requestId, decision, id: `c${String(commandCount)}` };
+  try {
+    const response = await fetch(`/session/${encodeURIComponent(session.id)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(command) });
+    return response.ok ? null : `HTTP ${String(response.status)}: ${(await response.text()).trim()}`;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function answerFor(session: LiveSession): Answer {
+  return (requestId, decision) => decide(session, requestId, decision);
 }
 
 function send(session: LiveSession, command: SessionCommand): void {
@@ -252,6 +298,8 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
       if (message.as === 'follow-up' && message.commandId !== undefined) session.queued.get(message.commandId)?.note(`queued after turn ${String(message.turn)} (a follow-up)`);
       return;
     case 'input.dropped': {
+      // A decision that came too late (the request was settled first): its card says so.
+      if (message.kind === 'permission' && message.requestId !== undefined) session.turn?.block.permissionNote(message.requestId, `not taken: ${message.message}`);
       const block = message.commandId === undefined ? undefined : session.queued.get(message.commandId);
       if (block === undefined || message.commandId === undefined) return;
       session.queued.delete(message.commandId);
@@ -262,7 +310,7 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
     case 'turn.started': {
       const waiting = message.commandId === undefined ? undefined : session.queued.get(message.commandId);
       if (message.commandId !== undefined) session.queued.delete(message.commandId);
-      const block = waiting ?? createRunBlock(transcript, message.prompt, 'queued');
+      const block = waiting ?? createRunBlock(transcript, message.prompt, 'queued', answerFor(session));
       block.begin(`turn ${String(message.turn)}`);
       session.turn = { block, number: message.turn, startedAt: performance.now() };
       setStatus('running', `Turn ${String(message.turn)} running…`);
@@ -274,6 +322,7 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
       const turn = session.turn;
       if (turn === null) return;
       session.turn = null;
+      session.asking.clear();
       const seconds = `${((performance.now() - turn.startedAt) / 1000).toFixed(1)} s`;
       if (message.type === 'turn.completed') {
         const tokens = message.usage === undefined ? '' : ` · ${message.usage.totalTokens} tokens`;
@@ -296,10 +345,20 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
     case 'terminal.failed':
       sessionOver(session, 'failed', `✗ Session failed · ${message.reason}`, message.message);
       return;
+    case 'permission.requested':
+    case 'permission.resolved':
+      // Its card, in the running turn (every request is settled before its turn ends).
+      if (message.type === 'permission.requested') session.asking.add(message.requestId);
+      else session.asking.delete(message.requestId);
+      session.turn?.block.show(message);
+      if (session.turn === null) return;
+      if (message.type === 'permission.requested') setStatus('asking', `Turn ${String(session.turn.number)} waits for your decision: ${message.tool}`);
+      else if (session.asking.size === 0) setStatus('running', `Turn ${String(session.turn.number)} running…`);
+      return;
     default:
       // The agent's session id goes on the session's line; other content into the running turn,
       // and outside one (a warning) a note.
-      if (message.type === 'session.started' || message.type === 'session.resumed') session.line.textContent = `session ${message.sessionId} · one agent process for the conversation`;
+      if (message.type === 'session.started' || message.type === 'session.resumed') session.line.textContent = `session ${message.sessionId} · one agent process for the conversation${session.asks ? ' · it asks before each tool' : ''}`;
       else if (session.turn !== null) session.turn.block.show(message);
       else if (message.type === 'agent.warning') transcript.append(element('div', 'note', `the agent warns: ${message.message}`));
   }
@@ -322,6 +381,10 @@ function sessionOver(session: LiveSession, state: 'ended' | 'failed', title: str
 
 function updateSessionControls(): void {
   const session = live;
+  // Asking is chosen when a session opens: the box waits for the next one.
+  askInput.disabled = session !== null;
+  askLabel.dataset['disabled'] = String(session !== null);
+  askLabel.title = session === null ? 'The agent asks before each tool; a card here allows or denies it' : 'Chosen when a session opens: End session, then the next prompt opens one with this choice';
   const turnRuns = session?.turn != null;
   runButton.disabled = session?.ending === true;
   runButton.textContent = turnRuns ? 'Follow up' : 'Send';
@@ -408,11 +471,17 @@ interface RunBlock {
   ended(message: TerminalMessage, outcome: { readonly title: string; readonly detail: string | null }): void;
   /** The page stopped the run. */
   stopped(): void;
+  /** A line on the card of permission request `requestId` (a decision that was not taken). */
+  permissionNote(requestId: string, text: string): void;
 }
 
+/** Sends the page's decision on a permission request: `null` once sent, else why it was not. */
+type Answer = (requestId: string, decision: PermissionDecision) => Promise<string | null>;
+
 // Appends a run's block to `root` (its prompt first) and renders the run into it: text as it
-// streams, tools as cards, the outcome at the end.
-function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 'queued' = 'running'): RunBlock {
+// streams, tools as cards, permission requests as cards that `answer` decides (none: they show
+// what was decided), the outcome at the end.
+function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 'queued' = 'running', answer?: Answer): RunBlock {
   const block = element('article', 'run');
   block.dataset['state'] = initial;
   const body = element('div', 'run-body');
@@ -426,8 +495,13 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
   root.append(block);
   block.scrollIntoView({ block: 'end' });
 
-  let answer: HTMLElement | null = null; // the text block being written; a tool call starts a new one
+  let answerText: HTMLElement | null = null; // the text block being written; a tool call starts a new one
   const tools = new Map<string, { card: HTMLElement; state: HTMLElement; output: HTMLElement }>();
+  const permissions = new Map<string, PermissionCard>();
+  // Requests still open when the turn or run ends (its stream broke): nothing will decide them now.
+  const endPermissions = (text: string) => {
+    for (const card of permissions.values()) card.unanswered(text);
+  };
   const setToolState = (tool: { card: HTMLElement; state: HTMLElement }, state: ToolState, text = TOOL_STATE_TEXT[state]) => {
     tool.card.dataset['state'] = state;
     tool.state.textContent = text;
@@ -451,20 +525,20 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
         body.append(element('div', 'note', `session ${message.sessionId}`));
         break;
       case 'assistant':
-        answer ??= body.appendChild(element('div', 'assistant'));
-        answer.append(message.text); // a delta
+        answerText ??= body.appendChild(element('div', 'assistant'));
+        answerText.append(message.text); // a delta
         break;
       case 'assistant.withdrawn': {
         // The agent revised text it had streamed: take it back from the end of the answer.
-        const shown = answer?.textContent ?? '';
-        if (answer !== null && shown.endsWith(message.text)) answer.textContent = shown.slice(0, shown.length - message.text.length);
+        const shown = answerText?.textContent ?? '';
+        if (answerText !== null && shown.endsWith(message.text)) answerText.textContent = shown.slice(0, shown.length - message.text.length);
         break;
       }
       case 'assistant.thought': {
         const details = element('details');
         details.append(element('summary', undefined, 'thinking'), element('pre', undefined, message.text));
         body.append(details);
-        answer = null;
+        answerText = null;
         break;
       }
       case 'tool.call': {
@@ -478,7 +552,7 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
         const tool = { card, state, output };
         tools.set(message.toolCallId, tool);
         setToolState(tool, 'running');
-        answer = null;
+        answerText = null;
         break;
       }
       case 'tool.update':
@@ -490,6 +564,20 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
         if (message.type !== 'tool.update') setToolState(tool, message.type === 'tool.completed' ? 'completed' : 'failed');
         break;
       }
+      case 'permission.requested': {
+        // In its tool's card when the call came first (pi, Claude Code), else in the answer's flow.
+        const card = createPermissionCard(message, answer);
+        permissions.set(message.requestId, card);
+        const tool = message.toolCallId === undefined ? undefined : tools.get(message.toolCallId);
+        if (tool === undefined) body.append(card.root);
+        else tool.card.append(card.root);
+        card.root.scrollIntoView({ block: 'nearest' });
+        answerText = null;
+        break;
+      }
+      case 'permission.resolved':
+        permissions.get(message.requestId)?.resolved(message);
+        break;
       case 'agent.retry':
         body.append(
           element(
@@ -505,7 +593,8 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
       case 'run.retrying':
         body.replaceChildren(element('div', 'note', `attempt ${message.attempt} in ${message.delayMs} ms, after: ${message.failure.message}`));
         tools.clear();
-        answer = null;
+        permissions.clear();
+        answerText = null;
         break;
       case 'terminal.completed':
       case 'terminal.failed':
@@ -514,6 +603,7 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
   };
 
   const finish = (state: 'completed' | 'failed' | 'stopped', title: string, detail: string | null) => {
+    endPermissions('not decided: the turn ended first');
     if (state === 'completed') endTools('unfinished', TOOL_STATE_TEXT.unfinished);
     else if (state === 'stopped') endTools('stopped', '■ stopped with the turn');
     else endTools('failed', '✗ failed: the turn ended first');
@@ -534,6 +624,7 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
     },
     finish,
     ended: (message, { title, detail }) => {
+      endPermissions('not decided: the run ended first');
       if (message.type === 'terminal.completed') {
         endTools('unfinished', TOOL_STATE_TEXT.unfinished);
         end('completed', title, detail);
@@ -545,10 +636,120 @@ function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 
         end('failed', title, detail);
       }
     },
+    permissionNote: (requestId, text) => {
+      permissions.get(requestId)?.note(text);
+    },
     stopped: () => {
+      endPermissions('not decided: the run was stopped');
       endTools('stopped', '■ stopped with the run');
       end('stopped', '■ Stopped', 'The server ends the agent and its processes.');
     },
+  };
+}
+
+/** A permission request on the page: its card, and how it ends. */
+interface PermissionCard {
+  readonly root: HTMLElement;
+  /** The decision, and who made it: the card closes. */
+  resolved(message: PermissionResolved): void;
+  /** Closes a card still open when nothing can decide it any more. */
+  unanswered(text: string): void;
+  /** A line under its buttons. */
+  note(text: string): void;
+}
+
+const DECISION_TEXT: Readonly<Record<PermissionDecision, string>> = {
+  allow: '✓ Allowed',
+  'allow-always': '✓ Allowed, and from now on',
+  deny: '✗ Denied',
+  'deny-always': '✗ Denied, and from now on',
+};
+
+const RESOLVER_TEXT: Readonly<Record<PermissionResolved['by'], string>> = {
+  caller: 'by you',
+  policy: "by the session's policy",
+  deadline: 'no decision in time',
+  abort: 'the turn was aborted',
+  'turn-end': 'the turn ended first',
+  'run-end': 'the agent exited first',
+};
+
+// A permission request's card: the tool, its kind, what it would do (the command, the path), and
+// the decisions the agent takes (Allow; Always where it offers `allow-always`; Deny). A click sends
+// the decision with `answer` and holds the buttons until `permission.resolved` closes the card.
+// Without `answer` (a run: its policy decides) the card only shows the request and its decision.
+function createPermissionCard(request: PermissionRequested, answer: Answer | undefined): PermissionCard {
+  const root = element('div', 'permission');
+  root.dataset['state'] = 'pending';
+  root.dataset['requestId'] = request.requestId;
+  root.setAttribute('role', 'group');
+  root.setAttribute('aria-label', `permission request: ${request.tool}`);
+  const state = element('span', 'permission-state', answer === undefined ? 'waiting for the policy' : 'waiting for your decision');
+  const head = element('div', 'permission-head');
+  head.append(element('b', undefined, `Allow ${request.tool}?`), element('span', 'permission-kind', request.kind), state);
+  // The whole of it, never cut: this is what is allowed.
+  const title = element('code', 'permission-title', request.title !== '' ? request.title : JSON.stringify(request.input));
+  const actions = element('div', 'permission-actions');
+  const notes = element('div', 'note permission-note');
+  notes.hidden = true;
+  root.append(head, title, actions, notes);
+  const choices: [PermissionDecision, string, string][] = [['allow', 'allow', 'Allow']];
+  if (request.options.includes('allow-always')) choices.push(['allow-always', 'always', 'Always allow']);
+  choices.push(['deny', 'deny', 'Deny']);
+  const buttons = choices.map(([decision, className, text]) => {
+    const button = element('button', className, text) as HTMLButtonElement;
+    button.type = 'button';
+    button.dataset['decision'] = decision;
+    button.setAttribute('aria-pressed', 'false');
+    return button;
+  });
+  let open = true;
+  const hold = (held: boolean) => {
+    for (const button of buttons) button.disabled = held;
+  };
+  const note = (text: string) => {
+    notes.hidden = false;
+    notes.textContent = text;
+  };
+  if (answer !== undefined) {
+    actions.append(...buttons);
+    for (const button of buttons) {
+      button.addEventListener('click', () => {
+        const decision = button.dataset['decision'] as PermissionDecision;
+        hold(true);
+        button.setAttribute('aria-pressed', 'true');
+        state.textContent = `sending: ${button.textContent}…`;
+        void answer(request.requestId, decision).then((problem) => {
+          if (problem === null || !open) return;
+          // Not sent: the request still waits, and may be decided again.
+          button.setAttribute('aria-pressed', 'false');
+          state.textContent = 'waiting for your decision';
+          note(`not sent: ${problem}`);
+          hold(false);
+        });
+      });
+    }
+  } else {
+    actions.hidden = true;
+  }
+  const close = (stateName: string, text: string) => {
+    open = false;
+    hold(true);
+    root.dataset['state'] = stateName;
+    state.textContent = text;
+  };
+  return {
+    root,
+    resolved: (message) => {
+      if (!open) return;
+      root.dataset['decision'] = message.decision;
+      root.dataset['by'] = message.by;
+      close(message.decision.startsWith('allow') ? 'allowed' : 'denied', `${DECISION_TEXT[message.decision]} · ${RESOLVER_TEXT[message.by]}`);
+    },
+    unanswered: (text) => {
+      if (open) close('unanswered', text);
+    },
+    note,
   };
 }
 

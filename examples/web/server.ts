@@ -13,7 +13,10 @@
 // whole conversation: GET /session, POST /session/<id>, POST /session/<id>/end (see sessions.ts).
 // Offline it is pi's RPC replay agent (examples/replay-agent/pi-rpc-replay.mjs, every turn a
 // recording); with the real agent, the agent itself. The page says which (`data-mode="session"`,
-// and `data-recording` for the replay).
+// and `data-recording` for the replay). A real agent whose sessions take `permission` can ask
+// before its tools (`data-ask="available"`): the page's "Ask before tools" opens the session with
+// GET /session?permission=ask, and its approval cards answer with `permission` commands. A replay
+// cannot ask (it plays what was recorded), nor can an agent whose sessions have no `permission`.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +24,7 @@ import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { defer, tap, type Observable } from 'rxjs';
-import { agentByName, agentSession, AGENTS, isTerminal, runAgent, stopAllRuns, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
+import { agentByName, agentSession, AGENTS, isTerminal, runAgent, stopAllRuns, type AgentName, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
 import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
 import {
   DEFAULT_AGENT,
@@ -65,6 +68,11 @@ export interface WebServerOptions {
    * agents have no interactive replay). Not with a fleet.
    */
   readonly session?: boolean;
+  /**
+   * How long a session's permission request waits for the page's answer before it is denied
+   * (`permission.resolved` by `deadline`). Default: the library's (5 minutes).
+   */
+  readonly permissionTimeoutMs?: number;
   /** Called when a session's process is gone (after its end, or after its stream closed), with its report. */
   readonly onSessionStopped?: (report: StopReport, session: string) => void;
   /** Where the one-line logs go. Default: stdout. */
@@ -85,12 +93,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     throw new TypeError(`session mode replays pi only (its RPC replay agent): ${AGENTS[agent.agent].displayName} needs the real agent`);
   }
   if (options.session === true && options.fleet !== undefined) throw new TypeError("session mode runs the agent here: it does not go with a fleet (the fleet's runs are one-shot)");
+  // Whether the page may open sessions that ask before each tool.
+  const canAsk = options.session === true && agent.kind === 'real' && sessionsCanAsk(agent.agent);
+  const asking = { permission: 'ask' as const, ...(options.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: options.permissionTimeoutMs }) };
   const sessions: WebSessions | null =
     options.session === true
       ? createWebSessions({
           agentName: AGENTS[agent.agent].displayName,
           log,
-          session: (onStopped) => startSession(agent, { ...sessionOptionsFor(agent, RPC_REPLAY_SCRIPT), onStopped }),
+          session: (onStopped, { ask }) => startSession(agent, { ...sessionOptionsFor(agent, RPC_REPLAY_SCRIPT), ...(ask ? asking : {}), onStopped }),
           ...(options.onSessionStopped === undefined ? {} : { onStopped: options.onSessionStopped }),
         })
       : null;
@@ -106,6 +117,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     .replace('<!--agent-->', escapeHtml(described))
     .replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT))
     .replace('<!--mode-->', sessions === null ? agent.kind : 'session')
+    .replace('<!--ask-->', canAsk ? 'available' : '')
     .replace('<!--recording-->', agent.kind === 'replay' ? escapeHtml(agent.transcript) : '');
   const fleet: FleetRuns | null = options.fleet === undefined ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
   const stopping = new Set<Promise<void>>();
@@ -191,7 +203,12 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       else if (!fromThisPage(request, address().port)) reply(response, 403, 'sessions start only from this page\n');
       // A reconnecting EventSource: its session ended with the stream that dropped.
       else if (request.headers['last-event-id'] !== undefined) reply(response, 204, '');
-      else webSessions.open(response);
+      else {
+        const permission = url.searchParams.get('permission');
+        if (permission !== null && permission !== 'ask') reply(response, 400, 'permission is ask, or none\n');
+        else if (permission === 'ask' && !canAsk) reply(response, 400, askRefusal(agent));
+        else webSessions.open(response, { ask: permission === 'ask' });
+      }
     } else if (id === '' || rest.length > 0 || (action !== undefined && action !== 'end')) {
       reply(response, 404, 'not found\n');
     } else if (request.method !== 'POST') {
@@ -268,6 +285,18 @@ function startSession(
   options: WebSessionOptions & { readonly onStopped: (report: StopReport) => void },
 ): (commands: Observable<SessionCommand>) => Observable<SessionMessage> {
   return agentSession(agentByName(agent.agent), options);
+}
+
+// Whether an agent's sessions take `permission` (its session schema says so; no per-agent code).
+function sessionsCanAsk(name: AgentName): boolean {
+  return AGENTS[name].options.session.safeParse({ permission: 'ask' }).success;
+}
+
+// Why a session that asks before its tools cannot be opened here.
+function askRefusal(agent: AgentChoice): string {
+  const name = AGENTS[agent.agent].displayName;
+  if (agent.kind === 'replay') return `a replay cannot ask before its tools (it plays what ${name} did): start the server with --real --session\n`;
+  return `${name}'s sessions do not ask before their tools here (they take no permission)\n`;
 }
 
 // The page's script with agent-rx/browser, rxjs and zod in one ES module.

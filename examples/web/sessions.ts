@@ -4,9 +4,15 @@
 //                              event is `event: session` with data `{"id":…}`, then every
 //                              SessionMessage of the session as `data:` JSON; it ends after the
 //                              session's terminal message.
+//   GET  /session?permission=ask
+//                              the same, for a session whose agent asks before each tool: every
+//                              request is `permission.requested` in the stream, and waits for a
+//                              `permission` command (or its deadline, the turn's end). Only where
+//                              the agent can ask (a real agent whose sessions take `permission`).
 //   POST /session/<id>         one command, a SessionCommand as JSON (prompt, follow-up, steer,
-//                              abort): 202, and the answer comes in the stream (input.accepted or
-//                              input.dropped, then the turn).
+//                              abort, permission): 202, and the answer comes in the stream
+//                              (input.accepted or input.dropped, then the turn; for a permission,
+//                              permission.resolved).
 //   POST /session/<id>/end     ends the session after its running turn: the agent's input is
 //                              closed, it exits, and the stream ends with the session's terminal.
 //
@@ -27,17 +33,23 @@ export const MAX_COMMAND_BYTES = 64 * 1024;
 
 /** The sessions of one server. */
 export interface WebSessions {
-  /** Starts a session and streams it to `response`. */
-  open(response: ServerResponse): void;
+  /** Starts a session and streams it to `response`; `ask`: its agent asks before each tool. */
+  open(response: ServerResponse, choices?: WebSessionChoices): void;
   /** Handles POST /session/<id> and POST /session/<id>/end. */
   post(request: IncomingMessage, response: ServerResponse, id: string, action: 'command' | 'end'): void;
   /** Stops every session (the stop sequence) and waits until their processes are gone. */
   close(): Promise<void>;
 }
 
+/** What the page chose for one session. */
+export interface WebSessionChoices {
+  /** The agent asks before each tool (the session's `permission: 'ask'`); the page answers. */
+  readonly ask: boolean;
+}
+
 export interface WebSessionsOptions {
-  /** The session of one conversation, its process's `onStopped` given. */
-  readonly session: (onStopped: (report: StopReport) => void) => (commands: Observable<SessionCommand>) => Observable<SessionMessage>;
+  /** The session of one conversation, its process's `onStopped` and the page's choices given. */
+  readonly session: (onStopped: (report: StopReport) => void, choices: WebSessionChoices) => (commands: Observable<SessionCommand>) => Observable<SessionMessage>;
   /** The agent's name, for the logs. */
   readonly agentName: string;
   readonly log: (line: string) => void;
@@ -50,7 +62,7 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
   const sessions = new Map<string, { readonly commands: Subject<SessionCommand>; readonly response: ServerResponse }>();
   const stopping = new Set<Promise<void>>();
 
-  const open = (response: ServerResponse): void => {
+  const open = (response: ServerResponse, choices: WebSessionChoices = { ask: false }): void => {
     const id = randomUUID();
     const commands = new Subject<SessionCommand>();
     let count = 0;
@@ -60,15 +72,17 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       stopping.add(settled);
       sessions.set(id, { commands, response });
       const startedAt = performance.now();
-      log(`session ${id}: ${options.agentName} started`);
+      log(`session ${id}: ${options.agentName} started${choices.ask ? ' (it asks before each tool)' : ''}`);
       const onStopped = (report: StopReport): void => {
         stopping.delete(settled);
         settle();
         if (report.requested) log(`session ${id}: stopped; pid ${String(report.pid)} gone (${report.confirmed ? 'confirmed' : `survivors: ${report.survivors.join(', ')}`})`);
         options.onStopped?.(report, id);
       };
-      return commands.pipe(options.session(onStopped)).pipe(
+      return commands.pipe(options.session(onStopped, choices)).pipe(
         tap((message) => {
+          if (message.type === 'permission.requested') log(`session ${id}: ${message.tool} asks (${message.kind}): ${oneLine(message.title)}`);
+          if (message.type === 'permission.resolved') log(`session ${id}: ${message.decision} by ${message.by}`);
           if (message.type === 'turn.started') log(`session ${id}: turn ${message.turn} started`);
           if (message.type === 'turn.completed' || message.type === 'turn.failed') log(`session ${id}: ${message.type} (turn ${message.turn})`);
           if (isTerminal(message)) log(`session ${id}: ${message.type} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
@@ -112,7 +126,7 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
         }
         const command = parseCommand(body);
         if (command === null) {
-          reply(response, 400, 'the body is not a session command (prompt, follow-up, steer or abort, as JSON)\n');
+          reply(response, 400, 'the body is not a session command (prompt, follow-up, steer, abort or permission, as JSON)\n');
           return;
         }
         // The session may have ended while the body was read.
@@ -140,7 +154,11 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
   };
 }
 
-/** A command read from a request body, or `null` when it is not one (or a blank prompt). */
+/**
+ * A command read from a request body, or `null` when it is not one (or a blank prompt): a prompt,
+ * follow-up, steer, abort, or the answer to a permission request
+ * (`{ "type": "permission", "requestId": …, "decision": "allow" | "allow-always" | "deny" | "deny-always" }`).
+ */
 export function parseCommand(body: string): SessionCommand | null {
   let value: unknown;
   try {
@@ -152,6 +170,12 @@ export function parseCommand(body: string): SessionCommand | null {
   if (!parsed.success) return null;
   if ((parsed.data.type === 'prompt' || parsed.data.type === 'follow-up' || parsed.data.type === 'steer') && parsed.data.text.trim() === '') return null;
   return parsed.data;
+}
+
+// A title for a log line: one line, at most 120 characters.
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 120)}…` : line;
 }
 
 // The body as text, or `null` when it is longer than `limit` bytes.

@@ -90,6 +90,7 @@ describe('the web example in session mode, offline on the RPC replay agent, in C
     expect(banner).toContain("Session mode, offline · one session of pi's RPC replay agent");
     expect(banner).toContain(`the recording “${TRANSCRIPT}”`);
     expect(await page.isVisible('#end-session')).toBe(true);
+    expect(await page.isVisible('#ask-label')).toBe(false); // a recording cannot ask before its tools
     expect(await sessionAgents()).toEqual([]); // the first prompt starts it
     await say(page, 'first');
     await turns(page).nth(0).locator('.outcome[data-state="completed"]').waitFor({ timeout: 30_000 });

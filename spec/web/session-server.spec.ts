@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SessionMessageSchema, type SessionMessage, type StopReport } from '../../lib/index.js';
 import { parseWebArgs } from '../../examples/web/options.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { parseCommand } from '../../examples/web/sessions.js';
-import { scenarioMarker } from '../conformance/fake-model-server.js';
+import { scenarioMarker, TOUCH_TOOL_COMMAND } from '../conformance/fake-model-server.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
@@ -49,9 +51,9 @@ function send(path: string, init: { method?: string; body?: string; headers?: Re
 }
 
 /** A session's stream: its id (the first event), its messages, and its one agent process. */
-async function openSession(): Promise<{ client: SseRequest; id: string; messages: () => SessionMessage[]; pid: number }> {
+async function openSession(path = '/session'): Promise<{ client: SseRequest; id: string; messages: () => SessionMessage[]; pid: number }> {
   const before = new Set(await piAgentsOfThisProcess());
-  const client = requestSse(new URL('/session', server.url).href);
+  const client = requestSse(new URL(path, server.url).href);
   await client.waitForEvents(1);
   const [first] = client.events() as [{ id: string }];
   let pid: number | undefined;
@@ -69,7 +71,7 @@ const turnEnds = (messages: readonly SessionMessage[]) => messages.filter((messa
 describe('examples/web/server.ts in session mode', () => {
   it('tells the page it is in session mode', async () => {
     const page = await send('/', { method: 'GET' });
-    expect(page.body).toContain('<main id="app" data-mode="session" data-recording="">');
+    expect(page.body).toContain('<main id="app" data-mode="session" data-recording="" data-ask="available">');
     expect(page.body).toContain('one session: one process for the conversation');
   });
 
@@ -161,6 +163,56 @@ describe('examples/web/server.ts in session mode', () => {
     expect(pids.filter(isAlive)).toEqual([]);
   }, 60_000);
 
+  it('opens a session that asks before each tool on GET /session?permission=ask; a permission command answers the request', async () => {
+    const touched = join(world.env.cwd, 'touched-by-agent.txt');
+    rmSync(touched, { force: true });
+    const { client, id, messages, pid } = await openSession('/session?permission=ask');
+    await command(id, { type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    await client.waitForBody(() => messages().some((message) => message.type === 'permission.requested'));
+    const request = messages().find((message) => message.type === 'permission.requested');
+    expect(request).toMatchObject({ tool: 'bash', kind: 'execute', title: TOUCH_TOOL_COMMAND, options: ['allow', 'deny'] });
+    const requestId = request?.type === 'permission.requested' ? request.requestId : '';
+    expect(await command(id, { type: 'permission', requestId, decision: 'deny', id: 'p1' })).toEqual({ status: 202, body: 'sent: the answer comes in the stream\n' });
+    await client.waitForBody(() => turnEnds(messages()).length === 1);
+    expect(messages().filter((message) => message.type === 'permission.resolved')).toEqual([{ type: 'permission.resolved', requestId, decision: 'deny', by: 'caller' }]);
+    expect(turnEnds(messages())).toMatchObject([{ type: 'turn.completed', turn: 1 }]);
+    expect(existsSync(touched)).toBe(false);
+    // A second answer to a settled request is taken by the server, and dropped by the session.
+    expect(await command(id, { type: 'permission', requestId, decision: 'allow', id: 'p2' })).toMatchObject({ status: 202 });
+    await client.waitForBody(() => messages().some((message) => message.type === 'input.dropped' && message.commandId === 'p2'));
+    expect(messages().find((message) => message.type === 'input.dropped' && message.commandId === 'p2')).toMatchObject({ kind: 'permission', reason: 'no-request', requestId });
+    expect(existsSync(touched)).toBe(false);
+    client.request.destroy();
+    await waitUntil(() => !isAlive(pid), `pid ${pid} to be stopped`);
+  }, 60_000);
+
+  it('a session without ?permission does not ask (the default): pi runs the tool', async () => {
+    const touched = join(world.env.cwd, 'touched-by-agent.txt');
+    rmSync(touched, { force: true });
+    const { client, id, messages, pid } = await openSession();
+    await command(id, { type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    await client.waitForBody(() => turnEnds(messages()).length === 1);
+    expect(messages().some((message) => message.type.startsWith('permission.'))).toBe(false);
+    expect(existsSync(touched)).toBe(true);
+    rmSync(touched, { force: true });
+    client.request.destroy();
+    await waitUntil(() => !isAlive(pid), `pid ${pid} to be stopped`);
+  }, 60_000);
+
+  it('refuses a permission other than ask, and asking where the agent cannot ask (a replay)', async () => {
+    expect(await send('/session?permission=allow-all', { method: 'GET' })).toEqual({ status: 400, body: 'permission is ask, or none\n' });
+    const replay = await startWebServer({ session: true, agent: { kind: 'replay', agent: 'pi', transcript: 'tool_call_then_text' }, log: () => undefined });
+    try {
+      const get = (path: string) => fetch(new URL(path, replay.url));
+      expect(await (await get('/')).text()).toContain('data-ask="">');
+      const refused = await get('/session?permission=ask');
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toBe('a replay cannot ask before its tools (it plays what pi did): start the server with --real --session\n');
+    } finally {
+      await replay.close();
+    }
+  });
+
   it('refuses session mode for a replay of an agent other than pi, or a fleet', async () => {
     await expect(startWebServer({ session: true, agent: { kind: 'replay', agent: 'claude', transcript: 'claude-tool-partial' }, log: () => undefined })).rejects.toThrow(
       'session mode replays pi only (its RPC replay agent): Claude Code needs the real agent',
@@ -183,7 +235,12 @@ describe('parseWebArgs --session', () => {
 });
 
 describe('parseCommand', () => {
-  it('takes a prompt, follow-up, steer or abort, and nothing else', () => {
+  it('takes a prompt, follow-up, steer, abort or permission, and nothing else', () => {
+    expect(parseCommand('{"type":"permission","requestId":"r1","decision":"deny","id":"p1"}')).toEqual({ type: 'permission', requestId: 'r1', decision: 'deny', id: 'p1' });
+    expect(parseCommand('{"type":"permission","requestId":"r1","decision":"allow-always"}')).toEqual({ type: 'permission', requestId: 'r1', decision: 'allow-always' });
+    expect(parseCommand('{"type":"permission","requestId":"r1","decision":"maybe"}')).toBeNull();
+    expect(parseCommand('{"type":"permission","requestId":"","decision":"allow"}')).toBeNull();
+    expect(parseCommand('{"type":"permission","decision":"allow"}')).toBeNull();
     expect(parseCommand('{"type":"prompt","text":"hi","id":"c1"}')).toEqual({ type: 'prompt', text: 'hi', id: 'c1' });
     expect(parseCommand('{"type":"steer","text":"faster"}')).toEqual({ type: 'steer', text: 'faster' });
     expect(parseCommand('{"type":"follow-up","text":"then"}')).toEqual({ type: 'follow-up', text: 'then' });
