@@ -35,8 +35,7 @@ ${agentFlagHelp('session')}  --executable <path>     the agent executable (defau
   --approve <all|reads|none|ask>
                           who decides when the agent asks to use a tool: allow all, allow only
                           tools that read, deny all (the editor is never asked), or the editor
-                          (session/request_permission); default ask, where the agent's sessions
-                          take a permission policy (Codex's do not yet: its own rules)
+                          (session/request_permission); default ask
   -h, --help              this text
 
 Permissions: each tool call the agent asks about is a session/request_permission to the editor,

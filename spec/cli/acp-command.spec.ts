@@ -26,11 +26,9 @@ describe('agent-rx acp: arguments', () => {
     expect(ACP_USAGE).toContain('--approve <all|reads|none|ask>');
   });
 
-  it("keeps Codex's own rules: its sessions take no permission policy yet", () => {
-    const request = parseAcpArgs(['--agent', 'codex']);
-    expect(request).toMatchObject({ kind: 'acp', agent: 'codex' });
-    expect(request.kind === 'acp' ? request.options : undefined).not.toHaveProperty('permission');
-    expect(parseAcpArgs(['--agent', 'codex', '--approve', 'all'])).toEqual({ kind: 'usage-error', message: "--approve is not an option of Codex yet: its sessions keep the agent's own rules" });
+  it('forwards Codex\'s approval requests too: its sessions take a policy', () => {
+    expect(parseAcpArgs(['--agent', 'codex'])).toMatchObject({ kind: 'acp', agent: 'codex', options: { permission: 'ask' } });
+    expect(parseAcpArgs(['--agent', 'codex', '--approve', 'all'])).toMatchObject({ kind: 'acp', agent: 'codex', options: { permission: 'allow-all' } });
   });
 
   it.each<[string, readonly string[], string]>([
