@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, Observable, Subject, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { CliMessage, SessionCommand, SessionMessage } from '../messages.js';
+import type { CliMessage, PermissionDecision, SessionCommand, SessionMessage } from '../messages.js';
 import { dialectItems } from '../operators/agent-output-to-messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import { emitItemMessages } from '../operators/item-messages.js';
@@ -14,7 +14,6 @@ import type { RunOverlay } from '../process/overlay.js';
 import { InputQueue } from './input-queue.js';
 import type { PermissionPolicy } from '../operators/permission-policy.js';
 import type { ProtocolReaction, SessionProtocol } from '../operators/session-protocol.js';
-import type { PermissionDecision } from '../messages.js';
 import { PermissionDesk } from './permission-desk.js';
 import { ProtocolLink } from './protocol-link.js';
 import { startSessionProcess } from './session-process.js';
