@@ -8,7 +8,7 @@
  */
 
 // Caller side
-export { createRunDispatcher, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
+export { createRunDispatcher, type DispatchOptions, type RunDispatcher, type RunDispatcherOptions, type RunEntry } from './fleet/dispatcher.js';
 export { fleetFailure } from './fleet/failure.js';
 
 // Worker side
@@ -20,7 +20,7 @@ export type { WorkerStopReason } from './fleet/stop-reason.js';
 export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
 
 // A run as data
-export { RunSpecSchema, checkRunSpec, type RunSpec, type AgentRunSpec, type RunSpecOptions } from './fleet/run-spec.js';
+export { RunSpecSchema, checkRunSpec, FLEET_PERMISSIONS, type RunSpec, type AgentRunSpec, type RunSpecOptions, type FleetPermission } from './fleet/run-spec.js';
 
 // Where Redis is, and the keys of a run
 export { redisOptions, runKeys, type FleetConnection, type FleetOptions, type RunKeys } from './fleet/redis.js';

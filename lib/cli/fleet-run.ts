@@ -5,6 +5,7 @@ import type { RunDispatcher } from '../fleet.js';
 import { fleetFailure } from '../fleet/failure.js';
 import type { RunSpec } from '../fleet/run-spec.js';
 import type { CliMessage } from '../messages.js';
+import type { PermissionCallback } from '../operators/permission-policy.js';
 import { errorText } from './error-text.js';
 
 /** A fleet run for the command line: its source, and `stop` (a signal: cancel it, and end it in-band with `stopped`). */
@@ -14,8 +15,9 @@ export interface FleetRun {
 }
 
 // Redis trouble is not reported apart: the run ends in-band with it (`setup` when Redis never
-// answered, `lost` when it went away), its cause in the terminal's message.
-export function fleetRun(connection: string, spec: RunSpec): FleetRun {
+// answered, `lost` when it went away), its cause in the terminal's message. `ask` answers the
+// requests of a spec with `permission: 'ask'` (`--approve ask`: on the terminal).
+export function fleetRun(connection: string, spec: RunSpec, ask?: PermissionCallback): FleetRun {
   let dispatcher: RunDispatcher | null = null;
   const source = (): Observable<CliMessage> =>
     new Observable<CliMessage>((subscriber) => {
@@ -25,7 +27,7 @@ export function fleetRun(connection: string, spec: RunSpec): FleetRun {
         ({ createRunDispatcher }) => {
           if (closed) return;
           dispatcher = createRunDispatcher({ connection });
-          inner = dispatcher.run(spec).subscribe(subscriber);
+          inner = dispatcher.run(spec, ask === undefined ? {} : { permission: ask }).subscribe(subscriber);
         },
         (error: unknown) => {
           // A missing bullmq or ioredis: the fleet's own message says what to install.

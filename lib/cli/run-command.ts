@@ -43,7 +43,8 @@ ${APPROVE_HELP}  --json                  one message per line (NDJSON), for jq a
                           (offline; no agent runs; the prompt is optional, and stdin is read
                           only for a prompt of -)
   --fleet <redis-url>     dispatch the run to the fleet's workers (agent-rx worker) instead of
-                          running it here; the agent's executable and settings are the worker's
+                          running it here; the agent's executable and settings are the worker's;
+                          --approve is applied on the worker (ask: the question comes here)
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -157,18 +158,19 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
     }
-    if (permission !== undefined) return { kind: 'usage-error', message: '--approve cannot be given with --fleet yet: a fleet run has its agent\'s own rules' };
     const own = agentFlagValues(agent, values, 'run');
     if (typeof own === 'string') return { kind: 'usage-error', message: own };
     const { gracePeriodMs: _grace, ...times } = limits;
     const options = { prompt, ...flagged(values), ...times, ...own };
+    // A preset is the worker's to apply; `ask` makes the worker ask here, through the run's stream.
+    const ask = typeof permission === 'function' ? permission : undefined;
     let spec: RunSpec;
     try {
-      spec = checkRunSpec({ agent, options });
+      spec = checkRunSpec({ agent, options, ...(permission === undefined ? {} : { permission: ask === undefined ? permission : 'ask' }) });
     } catch (error) {
       return { kind: 'usage-error', message: errorText(error) };
     }
-    const run = fleetRun(fleet, spec);
+    const run = fleetRun(fleet, spec, ask);
     source = run.source;
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };

@@ -1,7 +1,9 @@
 import type { ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
-import { isTerminal, type CliMessage, type TerminalFailed } from '../messages.js';
+import { isTerminal, PermissionDecisionSchema, type CliMessage, type PermissionDecision, type TerminalFailed } from '../messages.js';
+import type { PermissionCallback } from '../operators/permission-policy.js';
+import { CallerAsks } from './caller-asks.js';
 import { describeConnection } from './connection.js';
 import { fleetFailure } from './failure.js';
 import { checkLiveness } from './liveness-check.js';
@@ -13,7 +15,8 @@ import type { RunEntry } from './stream-entries.js';
 
 export type { RunEntry };
 import { checkRunSpec, type RunSpec } from './run-spec.js';
-import { append, cancelChannel, fleetRedis, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
+import { writeAnswer } from './permission-answers.js';
+import { append, cancelChannel, fleetRedis, permissionChannel, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunId, readAfter } from './stream-entries.js';
 
 /**
@@ -41,6 +44,21 @@ export interface RunDispatcherOptions extends FleetOptions {
   readonly onError?: (error: Error) => void;
 }
 
+/** Options of {@link RunDispatcher.run}. */
+export interface DispatchOptions {
+  /** The run's id (default: a new one); an id is used once. */
+  readonly runId?: string;
+  /**
+   * Decides the run's permission requests, for a spec with `permission: 'ask'`: each
+   * `permission.requested` read from the run's stream is given to it, and its decision (a value, a
+   * promise, or an Observable's first value) goes back to the worker. Its signal aborts when the
+   * request is settled otherwise (the worker's deadline, another reader's answer) or the run ends.
+   * What it throws, or what is not a decision, errors the stream and cancels the run, as an
+   * unsubscribe does. Without it, such a run's requests wait for {@link RunDispatcher.answer}
+   * (a reader's, e.g. a web page's) or the deadline.
+   */
+  readonly permission?: PermissionCallback;
+}
 
 /**
  * The caller side of the fleet (from {@link createRunDispatcher}): runs described as data
@@ -51,9 +69,10 @@ export interface RunDispatcher {
   /**
    * Cold: each subscription enqueues a new run (under `runId` when given, else a new id) and
    * streams its messages until its terminal. Unsubscribing cancels it, queued or running. A spec
-   * that is not one throws a `TypeError` now.
+   * that is not one throws a `TypeError` now, and so does a `permission` callback for a spec
+   * without `permission: 'ask'`.
    */
-  run(spec: RunSpec, options?: { readonly runId?: string }): Observable<CliMessage>;
+  run(spec: RunSpec, options?: DispatchOptions): Observable<CliMessage>;
   /**
    * A run's entries after `after` (an entry id, as `follow` and SSE `id:` give; default: from its
    * start), until its terminal; nothing when `after` is its terminal's id. Never enqueues;
@@ -63,6 +82,14 @@ export interface RunDispatcher {
   follow(runId: string, options?: { readonly after?: string }): Observable<RunEntry>;
   /** Cancels a run: removed from the queue if waiting, stopped on its worker if running; its stream ends `aborted`. */
   cancel(runId: string): Promise<void>;
+  /**
+   * Answers a permission request of a run with `permission: 'ask'` (its `requestId` from the
+   * `permission.requested` in the run's stream): any reader may, e.g. a web page that `follow`s
+   * the run. The first answer counts; one for a request that is unknown, already settled (the
+   * worker's deadline, another answer), or of a run that ended is ignored. Rejects with a
+   * `TypeError` for a decision that is not one (`allow`, `allow-always`, `deny`, `deny-always`).
+   */
+  answer(runId: string, requestId: string, decision: PermissionDecision): Promise<void>;
   /**
    * Cancels the runs this dispatcher's `run` started and still streams (they end with `stopped`),
    * ends its other readers (`lost`: this reader stopped, the run goes on), and closes its connections.
@@ -91,6 +118,7 @@ export interface RunDispatcher {
  * | Redis going away crashes nothing, hangs nothing | callers end `lost` after `lostAfterMs` (10 s) without a reply; workers live on and serve again when it is back |
  * | a Redis that never answered is a setting to fix, not a lost run | a run waits `lostAfterMs` for its first answer (it may be starting), then ends `setup` with the connection's error, not retried |
  * | resume | stream entry ids: `follow(runId, { after })` replays exactly the rest (an SSE `Last-Event-ID`) |
+ * | permission requests cross machines | a spec's `permission` runs on the worker: a preset is decided there; with `ask`, each `permission.requested` in the stream waits for the caller's callback or any reader's `answer` (kept in Redis, and published), denied at the worker's `permissionTimeoutMs`; a request still waiting when the run ends otherwise (a cancel, a lost worker) is denied in the stream before its terminal |
  *
  * Not supported yet: sessions through the fleet (one-shot runs only) and Redis Cluster (each run's
  * keys share a hash tag, but it is not tested).
@@ -102,6 +130,16 @@ export interface RunDispatcher {
  *   .pipe(retryAgentRun()) // a lost run is run again, never one that used tools
  *   .subscribe(render); // unsubscribe = cancel: the stop sequence runs on the worker
  * fleet.follow(runId, { after: lastEventId }); // another reader, or one resuming: { id, message } entries
+ *
+ * @example
+ * // The agent asks before each tool: the request crosses to this caller, the decision goes back.
+ * const fleet = createRunDispatcher({ connection: 'redis://10.0.0.5:6379' });
+ * fleet
+ *   .run({ agent: 'claude', options: { prompt: 'Tidy the repo' }, permission: 'ask', permissionTimeoutMs: 120_000 }, {
+ *     permission: (request) => (request.kind === 'read' || request.kind === 'search' ? 'allow' : 'deny'),
+ *   })
+ *   .subscribe(render);
+ * // Or a page that follows the run answers what it shows: fleet.answer(runId, request.requestId, 'allow').
  */
 export function createRunDispatcher(options: RunDispatcherOptions): RunDispatcher {
   return new Dispatcher(options);
@@ -150,15 +188,33 @@ class Dispatcher implements RunDispatcher {
     this.#reader.start();
   }
 
-  run(spec: RunSpec, options: { readonly runId?: string } = {}): Observable<CliMessage> {
+  run(spec: RunSpec, options: DispatchOptions = {}): Observable<CliMessage> {
     const checked = checkRunSpec(spec);
     if (options.runId !== undefined) checkRunId(options.runId);
+    const callback = options.permission;
+    if (callback !== undefined) {
+      if (typeof callback !== 'function') throw new TypeError(`agent-rx: permission must be a function of the request; got ${typeof callback}`);
+      if (checked.permission !== 'ask') throw new TypeError(`agent-rx: a permission callback needs a spec with permission: 'ask' (the worker asks the caller only then); the spec has ${checked.permission === undefined ? 'none' : `'${checked.permission}'`}`);
+    }
     return new Observable<CliMessage>((subscriber) => {
       const runId = options.runId ?? randomUUID();
       const keys = runKeys(this.#prefix, runId);
       let ended = false;
+      const asks =
+        callback === undefined
+          ? null
+          : new CallerAsks(callback, {
+              answer: (requestId, decision) => {
+                // Not written (Redis away, the run over): the worker's deadline decides.
+                this.answer(runId, requestId, decision).catch(this.#report);
+              },
+              fail: (error) => {
+                subscriber.error(error);
+              },
+            });
       const end = (message: CliMessage): void => {
         ended = true;
+        asks?.close();
         this.#reader.leave(follower);
         subscriber.next(message);
         subscriber.complete();
@@ -172,8 +228,12 @@ class Dispatcher implements RunDispatcher {
         checkedAt: performance.now(),
         joinedAt: performance.now(),
         entry: ({ message }) => {
-          if (isTerminal(message)) end(message);
-          else subscriber.next(message);
+          if (isTerminal(message)) {
+            end(message);
+            return;
+          }
+          subscriber.next(message);
+          asks?.see(message);
         },
         lost: end,
         over: () => undefined,
@@ -184,6 +244,7 @@ class Dispatcher implements RunDispatcher {
         else this.#join(follower);
       });
       return () => {
+        asks?.close();
         this.#reader.leave(follower);
         if (!ended) {
           ended = true;
@@ -237,6 +298,14 @@ class Dispatcher implements RunDispatcher {
     await this.#redis.multi().set(keys.cancel, '1', 'EX', RUN_TTL_SECONDS).publish(cancelChannel(this.#prefix, this.#queueName), runId).exec();
     const removed = await this.#queue.remove(runId);
     await append(this.#redis, keys, fleetFailure('aborted', removed === 1 ? 'the run was cancelled before it started' : 'the run was cancelled'), true);
+  }
+
+  async answer(runId: string, requestId: string, decision: PermissionDecision): Promise<void> {
+    checkRunId(runId);
+    if (typeof requestId !== 'string' || requestId === '') throw new TypeError(`agent-rx: a request id must be a non-empty string; got ${JSON.stringify(requestId)}`);
+    const checked = PermissionDecisionSchema.safeParse(decision);
+    if (!checked.success) throw new TypeError(`agent-rx: a decision must be allow, allow-always, deny or deny-always; got ${JSON.stringify(decision)}`);
+    await writeAnswer(this.#redis, runKeys(this.#prefix, runId), permissionChannel(this.#prefix, this.#queueName), { runId, requestId, decision: checked.data });
   }
 
   close(): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import { agentByName, type AgentName, type AgentRunOptions } from '../agent-table.js';
 import type { CliMessage } from '../messages.js';
+import type { PermissionCallback } from '../operators/permission-policy.js';
 import type { StopReport } from '../process/options.js';
 import { runAgent } from '../sources/run-agent.js';
 import type { RunSpec } from './run-spec.js';
@@ -14,12 +15,20 @@ export const WORKER_ENV = 'AGENT_RX_WORKER';
  */
 export type WorkerAgents = { readonly [N in AgentName]?: Partial<Omit<AgentRunOptions<N>, 'prompt'>> };
 
-/** The agent's run on this machine: the worker's settings for it, the spec's choices, and the worker's marker. */
-export function agentSource(agents: WorkerAgents, workerName: string, spec: RunSpec, cwd: string, onStopped: (report: StopReport) => void): Observable<CliMessage> {
+/**
+ * The agent's run on this machine: the worker's settings for it, the spec's choices, and the
+ * worker's marker. The spec's `permission` (over the worker's setting, if any) is given to the run
+ * as it is, or for `ask` as `ask`: the callback that waits for a caller's answer.
+ */
+export function agentSource(agents: WorkerAgents, workerName: string, spec: RunSpec, cwd: string, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage> {
   const own: { readonly env?: Readonly<Record<string, string | undefined>> } | undefined = agents[spec.agent];
   if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
   const env = { ...own.env, [WORKER_ENV]: workerName };
+  const permission = {
+    ...(spec.permission === undefined ? {} : { permission: spec.permission === 'ask' ? ask : spec.permission }),
+    ...(spec.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: spec.permissionTimeoutMs }),
+  };
   // The spec was checked for that agent, and the worker's settings are that agent's (`WorkerAgents`);
   // the run checks the whole against the agent's schema.
-  return runAgent(agentByName(spec.agent), { ...own, ...spec.options, cwd, env, onStopped });
+  return runAgent(agentByName(spec.agent), { ...own, ...spec.options, ...permission, cwd, env, onStopped });
 }

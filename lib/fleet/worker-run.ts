@@ -4,6 +4,8 @@ import { isTerminal, type CliMessage } from '../messages.js';
 import type { StopReport } from '../process/options.js';
 import { fleetFailure } from './failure.js';
 import { asError, type ErrorReport } from './on-error.js';
+import { AnswerDesk } from './permission-answers.js';
+import type { PermissionCallback } from '../operators/permission-policy.js';
 import { UnrecoverableError } from './peers.js';
 import { appendOrReport, runKeys, RUN_TTL_SECONDS, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunSpec, type RunSpec } from './run-spec.js';
@@ -24,13 +26,18 @@ export interface RunHost {
   readonly active: Map<string, ActiveRun>;
   readonly report: ErrorReport;
   tell(event: WorkerRunEvent): void;
-  /** The agent's run, not subscribed yet; throws when the worker refuses it (its agent, its folder). */
-  source(spec: RunSpec, onStopped: (report: StopReport) => void): Observable<CliMessage>;
+  /**
+   * The agent's run, not subscribed yet; throws when the worker refuses it (its agent, its folder).
+   * `ask` is its permission callback when its spec says `permission: 'ask'`.
+   */
+  source(spec: RunSpec, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage>;
 }
 
 /** A run being run here. */
 export interface ActiveRun {
   stop(why: WorkerStopReason): void;
+  /** A caller's answer to one of its permission requests (ignored unless that request waits for one). */
+  answer(requestId: string, decision: unknown): void;
 }
 
 /**
@@ -66,7 +73,8 @@ export async function runJob(host: RunHost, job: Job, signal: AbortSignal | unde
 
 /**
  * One run on this worker, from its start gate to its end: its messages appended to its stream
- * (`tool.update`s throttled), a heartbeat with fencing, and the stops (a cancel, the drain, a lost
+ * (`tool.update`s throttled), its permission requests waiting for a caller's answer when its spec
+ * says `ask` (see {@link AnswerDesk}), a heartbeat with fencing, and the stops (a cancel, the drain, a lost
  * lock, a stream closed by someone else, a heartbeat Redis refused or did not answer), each ending
  * the stream with its terminal. It is over once its stream is done and its processes are gone.
  */
@@ -82,12 +90,15 @@ class WorkerRun implements ActiveRun {
   #stopped: WorkerStopReason | null = null;
   #processesGone = false;
   #lastBeat = performance.now();
+  /** Its permission requests waiting for a caller's answer (`permission: 'ask'`). */
+  readonly #answers: AnswerDesk;
 
   constructor(host: RunHost, runId: string, keys: RunKeys, done: () => void) {
     this.#host = host;
     this.#runId = runId;
     this.#keys = keys;
     this.#done = done;
+    this.#answers = new AnswerDesk(host.redis, keys, host.report);
   }
 
   start(spec: RunSpec, signal: AbortSignal | undefined): void {
@@ -101,10 +112,14 @@ class WorkerRun implements ActiveRun {
     });
     let source: Observable<CliMessage>;
     try {
-      source = host.source(spec, () => {
-        this.#processesGone = true;
-        this.#finish();
-      });
+      source = host.source(
+        spec,
+        () => {
+          this.#processesGone = true;
+          this.#finish();
+        },
+        this.#answers.ask,
+      );
     } catch (error) {
       this.#over = true;
       this.#processesGone = true;
@@ -141,6 +156,10 @@ class WorkerRun implements ActiveRun {
     this.#finish();
   }
 
+  answer(requestId: string, decision: unknown): void {
+    this.#answers.answer(requestId, decision);
+  }
+
   // Over once its stream is done and its processes are gone: only then may the job end.
   #finish(): void {
     if (!this.#over || !this.#processesGone) return;
@@ -174,6 +193,8 @@ class WorkerRun implements ActiveRun {
       this.#lastBeat = performance.now();
       this.#stopFor(answer);
     }, report);
+    // An answer whose pub/sub message was lost is found here, within a beat.
+    if (!this.#over) this.#answers.poll();
   }
 
   #stopFor(beat: string): void {

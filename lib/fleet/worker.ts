@@ -7,7 +7,8 @@ import { fleetFailure } from './failure.js';
 import { guardOnError, type ErrorReport } from './on-error.js';
 import type { Redis, Worker } from './peers.js';
 import { startQueueWorker } from './queue-worker.js';
-import { appendOrReport, cancelChannel, fleetRedis, redisOptions, runKeys, type FleetOptions, type FleetRedis } from './redis.js';
+import { parseAnswerMessage } from './permission-answers.js';
+import { appendOrReport, cancelChannel, fleetRedis, permissionChannel, redisOptions, runKeys, type FleetOptions, type FleetRedis } from './redis.js';
 import { aborted } from './waits.js';
 import { agentSource, WORKER_ENV, type WorkerAgents } from './worker-agents.js';
 import { runJob, type ActiveRun, type RunHost, type WorkerRunEvent } from './worker-run.js';
@@ -21,7 +22,10 @@ export type { WorkerRunEvent };
 export interface ServeRunsOptions extends FleetOptions {
   /** How many runs at once. */
   readonly concurrency: number;
-  /** The agents this worker runs, with its settings for each; a run of another agent fails (`setup`). */
+  /**
+   * The agents this worker runs, with its settings for each; a run of another agent fails (`setup`).
+   * A `permission` here is the default of the agent's runs; a spec's `permission` replaces it.
+   */
   readonly agents: WorkerAgents;
   /**
    * The working directory of a run, from the one its spec asks for (`undefined`: none): return the
@@ -80,7 +84,11 @@ export interface RunServer {
  *
  * What runs each agent (its executable, environment, configuration) is decided here, in `agents`,
  * never by the caller; a run's `cwd` is only a request, which `resolveCwd` may refuse (by default
- * every requested folder is refused: see {@link allowWorkingDirectories}). Every process of its
+ * every requested folder is refused: see {@link allowWorkingDirectories}). A spec's `permission`
+ * (over the worker's own `permission` for the agent, if any) is the run's: a preset is decided
+ * here; `ask` holds each request until a caller's answer comes (a pub/sub message, or the run's
+ * answers key read with each heartbeat) or the spec's `permissionTimeoutMs` (default 5 minutes)
+ * denies it; a cancel, the drain or the run's end ends the wait. Every process of its
  * runs carries {@link WORKER_ENV}. `close({ drainMs })` drains: no new runs, the running ones
  * finish or end `lost` ("shut down").
  *
@@ -131,8 +139,14 @@ class RunWorker implements RunServer {
     const connection = redisOptions(options.connection);
     this.#redis = fleetRedis(connection, this.#report);
     this.#subscriber = fleetRedis(connection, this.#report, { maxRetriesPerRequest: null, enableReadyCheck: false });
-    this.#subscriber.on('message', (_channel: string, runId: string) => {
-      this.#active.get(runId)?.stop('cancel');
+    const cancels = cancelChannel(this.#prefix, this.#queue);
+    this.#subscriber.on('message', (channel: string, text: string) => {
+      if (channel === cancels) {
+        this.#active.get(text)?.stop('cancel');
+        return;
+      }
+      const answer = parseAnswerMessage(text);
+      if (answer !== null) this.#active.get(answer.runId)?.answer(answer.requestId, answer.decision);
     });
     this.#host = {
       workerName: this.workerName,
@@ -146,7 +160,7 @@ class RunWorker implements RunServer {
       tell: (event) => {
         this.#tell(event);
       },
-      source: (spec, onStopped) => agentSource(options.agents, this.workerName, spec, (options.resolveCwd ?? workerFolderOnly)(spec.options.cwd), onStopped),
+      source: (spec, onStopped, ask) => agentSource(options.agents, this.workerName, spec, (options.resolveCwd ?? workerFolderOnly)(spec.options.cwd), onStopped, ask),
     };
     this.ready = this.#start(connection);
   }
@@ -159,7 +173,7 @@ class RunWorker implements RunServer {
     // What a worker of this name left behind when it was killed without warning.
     await sweepMarked(WORKER_ENV, this.workerName);
     // Waits for Redis as long as it takes (a worker may start before its Redis), unless closed.
-    const subscribed = this.#subscriber.subscribe(cancelChannel(this.#prefix, this.#queue)).catch(this.#report);
+    const subscribed = this.#subscriber.subscribe(cancelChannel(this.#prefix, this.#queue), permissionChannel(this.#prefix, this.#queue)).catch(this.#report);
     await Promise.race([subscribed, aborted(this.#closed.signal)]);
     if (this.#closed.signal.aborted) return;
     this.#worker = startQueueWorker({
