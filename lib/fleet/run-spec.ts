@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { Holds, Same } from '../same-type.js';
 import type { AgentDefinition } from '../agents/definition.js';
 import { describeIssue, RUN_PERMISSION_OPTIONS } from '../agents/shared/option-schemas.js';
 import { AGENT_NAMES, AGENTS, type AgentName, type AgentRunOptions } from '../agent-table.js';
@@ -24,8 +25,8 @@ export type FleetPermission = 'allow-all' | 'allow-reads' | 'deny-all' | 'ask';
 /** The values of {@link FleetPermission}. */
 export const FLEET_PERMISSIONS = ['allow-all', 'allow-reads', 'deny-all', 'ask'] as const satisfies readonly FleetPermission[];
 
-/** Whether the agent `N`'s runs take `permission` (its run options have it). */
-type TakesPermission<N extends AgentName> = 'permission' extends keyof AgentRunOptions<N> ? true : false;
+// Every agent's runs take `permission`: a new agent without it does not compile here.
+type _EveryRunTakesPermission = Holds<Same<{ [N in AgentName]: 'permission' extends keyof AgentRunOptions<N> ? true : false }[AgentName], true>>;
 
 /** A run of the agent `N` as data: `{ agent, options }`, and how its permission requests are answered. */
 export interface AgentRunSpec<N extends AgentName> {
@@ -36,12 +37,11 @@ export interface AgentRunSpec<N extends AgentName> {
   /**
    * Who decides when the agent asks before it uses a tool (see {@link FleetPermission}): the run
    * goes over the agent's interactive mode, where it can ask, as a local run given `permission`
-   * does. Only for agents whose runs take `permission`; a spec with it for another agent is
-   * refused (`TypeError`). Default: the worker's setting for the agent, else the agent's own rules.
+   * does. Default: the worker's setting for the agent, else the agent's own rules.
    */
-  permission?: TakesPermission<N> extends true ? FleetPermission : never;
+  permission?: FleetPermission;
   /** How long a request waits for an answer before the worker denies it (`by: 'deadline'`). Default 300000 (5 minutes). */
-  permissionTimeoutMs?: TakesPermission<N> extends true ? number : never;
+  permissionTimeoutMs?: number;
 }
 
 /**
@@ -56,33 +56,20 @@ export interface AgentRunSpec<N extends AgentName> {
  */
 export type RunSpec = { [N in AgentName]: AgentRunSpec<N> }[AgentName];
 
-/** Whether the agent's runs take `permission`: its run schema has the option. */
-function runTakesPermission(agent: AgentName): boolean {
-  const run: z.ZodType = AGENTS[agent].options.run;
-  return run instanceof z.ZodObject && Object.hasOwn(run.shape, 'permission');
-}
-
-// `permission` and `permissionTimeoutMs` of a spec of `agent`: checked where its runs take them, refused where not.
-function permissionFields(agent: AgentName): z.ZodRawShape {
-  if (runTakesPermission(agent)) {
-    return {
-      permission: z.enum(FLEET_PERMISSIONS, { error: `must be one of ${FLEET_PERMISSIONS.join(', ')}` }).optional(),
-      permissionTimeoutMs: RUN_PERMISSION_OPTIONS.permissionTimeoutMs,
-    };
-  }
-  const refused = z.undefined({ error: `must be left out: ${agent} runs take no permission` }).optional();
-  return { permission: refused, permissionTimeoutMs: refused };
-}
+// `permission` and `permissionTimeoutMs` of a spec.
+const PERMISSION_FIELDS = {
+  permission: z.enum(FLEET_PERMISSIONS, { error: `must be one of ${FLEET_PERMISSIONS.join(', ')}` }).optional(),
+  permissionTimeoutMs: RUN_PERMISSION_OPTIONS.permissionTimeoutMs,
+};
 
 /**
  * The zod schema of a {@link RunSpec}: `{ agent, options, permission?, permissionTimeoutMs? }`,
- * strict at every level, one member per agent of the table (`permission` only for the agents whose
- * runs take it). The dispatcher checks a spec before anything is enqueued and the worker checks it
+ * strict at every level, one member per agent of the table. The dispatcher checks a spec before anything is enqueued and the worker checks it
  * again before it starts a run.
  */
 export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
   'agent',
-  AGENT_NAMES.map((name) => z.strictObject({ agent: z.literal(name), options: AGENTS[name].options.spec, ...permissionFields(name) })) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  AGENT_NAMES.map((name) => z.strictObject({ agent: z.literal(name), options: AGENTS[name].options.spec, ...PERMISSION_FIELDS })) as unknown as [z.ZodObject, ...z.ZodObject[]],
 ) as unknown as z.ZodType<RunSpec, RunSpec>;
 
 /**
@@ -92,8 +79,8 @@ export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix it', executable: '/bin/sh' } });
  * // throws TypeError: agent-rx: not a run spec: options has no option "executable"
- * checkRunSpec({ agent: 'codex', options: { prompt: 'Fix it' }, permission: 'ask' });
- * // throws TypeError: agent-rx: not a run spec: permission must be left out: codex runs take no permission; got "ask"
+ * checkRunSpec({ agent: 'codex', options: { prompt: 'Fix it' }, permission: 'sometimes' });
+ * // throws TypeError: agent-rx: not a run spec: permission must be one of allow-all, allow-reads, deny-all, ask; got "sometimes"
  */
 export function checkRunSpec(value: unknown): RunSpec {
   const parsed = RunSpecSchema.safeParse(value, { reportInput: true });
