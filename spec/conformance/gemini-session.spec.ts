@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { acpSession, geminiSession, runGemini, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
@@ -104,4 +106,20 @@ describe('runGemini with permission: a one-prompt ACP session, where Gemini CLI 
     run: (prompt, permission, onStopped) =>
       runGemini({ prompt, executable: GEMINI.command, executableArgs: GEMINI.args, cwd: env.cwd, env: { ...env.env, ...TAG.env }, onStopped, ...permission }),
   }));
+});
+
+describe('geminiSession: a steer while a request waits', () => {
+  it('the steer cancels the prompt, so the request is denied first (by abort); the steer is the next prompt of the same turn', async () => {
+    rmSync(join(env.cwd, 'touched-by-agent.txt'), { force: true });
+    const session = new SessionDriver((onStopped) => geminiSession(options(onStopped, { approvalMode: 'default', permission: 'ask' })));
+    session.send({ type: 'prompt', text: `${scenarioMarker('touch_tool')}touch a file` });
+    const request = await session.nextOf('permission.requested', 60_000);
+    session.send({ type: 'steer', text: `${scenarioMarker('recall')}never mind` });
+    expect(await session.nextOf('permission.resolved')).toEqual({ type: 'permission.resolved', requestId: request.requestId, decision: 'deny', by: 'abort' });
+    expect(await session.nextOf('turn.completed', 60_000)).toMatchObject({ turn: 1 });
+    expect(session.answer(1)).toContain('never mind');
+    expect(existsSync(join(env.cwd, 'touched-by-agent.txt'))).toBe(false);
+    session.end();
+    await session.done;
+  });
 });
