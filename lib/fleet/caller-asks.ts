@@ -1,6 +1,6 @@
-import { from, isObservable, take, type ObservableInput, type Subscription } from 'rxjs';
+import { from, take, type Subscription } from 'rxjs';
 import { PermissionDecisionSchema, type CliMessage, type PermissionDecision } from '../messages.js';
-import type { PermissionCallback } from '../operators/permission-policy.js';
+import { isAwaitedAnswer, notADecision, type PermissionCallback } from '../operators/permission-policy.js';
 
 /** What the caller's asking does with a decision, and with a callback that failed. */
 export interface CallerAsksIo {
@@ -56,7 +56,7 @@ export class CallerAsks {
       this.#forget(id);
       const checked = PermissionDecisionSchema.safeParse(value);
       if (checked.success) this.#io.answer(id, checked.data);
-      else this.#io.fail(new TypeError(`agent-rx: the permission callback gave ${describe(value)} for request ${id}: not allow, allow-always, deny or deny-always`));
+      else this.#io.fail(notADecision(value, id));
     };
     const failed = (error: unknown): void => {
       if (this.#asking.get(id) !== entry) return;
@@ -70,11 +70,11 @@ export class CallerAsks {
       failed(error);
       return;
     }
-    if (!isObservableInput(result)) {
+    if (!isAwaitedAnswer(result)) {
       settle(result);
       return;
     }
-    const subscription = from(result as ObservableInput<unknown>)
+    const subscription = from(result)
       .pipe(take(1))
       .subscribe({ next: settle, error: failed });
     // A callback that answered at once has settled the request already.
@@ -91,15 +91,4 @@ export class CallerAsks {
   }
 }
 
-function isObservableInput(value: unknown): boolean {
-  if (typeof value === 'string') return false;
-  if (isObservable(value)) return true;
-  if (typeof value !== 'object' || value === null) return false;
-  return typeof (value as { then?: unknown }).then === 'function' || Symbol.asyncIterator in value || Symbol.iterator in value;
-}
 
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (typeof value === 'string') return `"${value}"`;
-  return typeof value;
-}

@@ -1,4 +1,4 @@
-import type { ObservableInput } from 'rxjs';
+import { isObservable, type ObservableInput } from 'rxjs';
 import { PERMISSION_DECISIONS, type PermissionDecision, type PermissionRequested, type ToolKind } from '../messages.js';
 
 /**
@@ -76,4 +76,17 @@ export function isPermissionPolicy(value: unknown): value is PermissionPolicy {
 /** Whether a value is a {@link PermissionDecision}. */
 export function isPermissionDecision(value: unknown): value is PermissionDecision {
   return typeof value === 'string' && (PERMISSION_DECISIONS as readonly string[]).includes(value);
+}
+
+/** Whether a callback's result is to be waited on (a promise, an Observable, an iterable) rather than taken as it is. */
+export function isAwaitedAnswer(value: unknown): value is ObservableInput<unknown> {
+  if (isObservable(value)) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  return typeof (value as { then?: unknown }).then === 'function' || Symbol.asyncIterator in value || Symbol.iterator in value;
+}
+
+/** The error of a callback's answer that is not a decision. */
+export function notADecision(value: unknown, requestId: string): TypeError {
+  const given = value === undefined ? 'nothing' : typeof value === 'string' ? `"${value}"` : typeof value;
+  return new TypeError(`agent-rx: the permission callback gave ${given} for request ${requestId}: not allow, allow-always, deny or deny-always`);
 }

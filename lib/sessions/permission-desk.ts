@@ -1,6 +1,6 @@
-import { from, isObservable, take, type ObservableInput, type SchedulerLike, type Subscription } from 'rxjs';
+import { from, take, type SchedulerLike, type Subscription } from 'rxjs';
 import type { PermissionDecision, PermissionRequested, PermissionResolver } from '../messages.js';
-import { isPermissionDecision, presetDecision, type PermissionPolicy } from '../operators/permission-policy.js';
+import { isAwaitedAnswer, isPermissionDecision, notADecision, presetDecision, type PermissionPolicy } from '../operators/permission-policy.js';
 
 /** What the desk reports. */
 export interface PermissionDeskIo {
@@ -55,7 +55,7 @@ export class PermissionDesk {
       if (!this.#deciding.has(id)) return;
       this.forget(id);
       if (isPermissionDecision(value)) this.#io.decided(id, value, 'caller');
-      else this.#io.fail(new TypeError(`the permission callback gave ${describe(value)} for request ${id}: not allow, allow-always, deny or deny-always`));
+      else this.#io.fail(notADecision(value, id));
     };
     const failed = (error: unknown): void => {
       if (!this.#deciding.has(id)) return;
@@ -69,11 +69,11 @@ export class PermissionDesk {
       failed(error);
       return;
     }
-    if (typeof result === 'string' || !isObservableInput(result)) {
+    if (typeof result === 'string' || !isAwaitedAnswer(result)) {
       settle(result);
       return;
     }
-    const subscription = from(result as ObservableInput<unknown>).pipe(take(1)).subscribe({ next: settle, error: failed });
+    const subscription = from(result).pipe(take(1)).subscribe({ next: settle, error: failed });
     // A callback that answered at once has settled the request already.
     if (this.#deciding.has(id)) entry.answer = subscription;
     else subscription.unsubscribe();
@@ -95,14 +95,4 @@ export class PermissionDesk {
   }
 }
 
-function isObservableInput(value: unknown): boolean {
-  if (isObservable(value)) return true;
-  if (typeof value !== 'object' || value === null) return false;
-  return typeof (value as { then?: unknown }).then === 'function' || Symbol.asyncIterator in value || Symbol.iterator in value;
-}
 
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  if (typeof value === 'string') return `"${value}"`;
-  return typeof value;
-}

@@ -275,8 +275,8 @@ describe('the permission desk', () => {
     expect(failures).toHaveLength(5);
     expect(failures.filter((failure) => failure === boom)).toHaveLength(3);
     expect(failures.filter((failure) => failure instanceof TypeError).map((failure) => failure.message)).toEqual([
-      'the permission callback gave "yes" for request r1: not allow, allow-always, deny or deny-always',
-      'the permission callback gave "maybe" for request r1: not allow, allow-always, deny or deny-always',
+      'agent-rx: the permission callback gave "yes" for request r1: not allow, allow-always, deny or deny-always',
+      'agent-rx: the permission callback gave "maybe" for request r1: not allow, allow-always, deny or deny-always',
     ]);
   });
 
