@@ -2,7 +2,6 @@
 // stdio, for an editor; see ACP_USAGE.
 import { parseArgs } from 'node:util';
 import { map } from 'rxjs';
-import * as z from 'zod';
 import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import { agentSession } from '../sessions/agent-session.js';
 import { DEFAULT_PERMISSION_TIMEOUT_MS } from '../sessions/process-session.js';
@@ -67,10 +66,8 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
   const definition = agentByName(agent);
-  const takes = takesPermission(definition);
-  if (values.approve !== undefined && !takes) return { kind: 'usage-error', message: `--approve is not an option of ${AGENTS[agent].displayName} yet: its sessions keep the agent's own rules` };
-  // `--approve ask`, or no --approve where the agent's sessions take a policy: the editor decides.
-  const sessionOptions: ChatSessionOptions = values.approve === undefined && takes ? { ...options, permission: 'ask' } : options;
+  // `--approve ask`, or no --approve: the editor decides (every agent's sessions take a policy).
+  const sessionOptions: ChatSessionOptions = values.approve === undefined ? { ...options, permission: 'ask' } : options;
   const forwarded = sessionOptions['permission'] === 'ask';
   // What the editor shows of a failure speaks in this command's flags, as the command line does.
   const session: AcpSessionFactory = (request) => {
@@ -84,12 +81,6 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
     return { kind: 'usage-error', message: errorText(error) };
   }
   return { kind: 'acp', agent, options: sessionOptions, session };
-}
-
-/** Whether the agent's sessions take a `permission` option (a strict object schema that names it). */
-function takesPermission(definition: ReturnType<typeof agentByName>): boolean {
-  const schema = definition.options.session;
-  return schema instanceof z.ZodObject && Object.hasOwn(schema.shape, 'permission');
 }
 
 /** Parses `acp`'s arguments and serves; sets `process.exitCode` (2 on a usage error). */
