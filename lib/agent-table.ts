@@ -76,8 +76,8 @@ export function agentByName(name: AgentName): AgentDefinition<AgentName, Readonl
  *     if (message.type === 'assistant') process.stdout.write(message.text);
  *   });
  */
-export function runPi(options: RunPiOptions): Observable<CliMessage> {
-  return runAgent(piAgent, options);
+export function runPi<Output = unknown>(options: RunPiOptions<Output>): Observable<CliMessage<Output>> {
+  return runAgent(piAgent, options) as Observable<CliMessage<Output>>;
 }
 
 /**
@@ -103,8 +103,8 @@ export function piSession(options: PiSessionOptions = {}): OperatorFunction<Sess
  *     if (message.type === 'assistant') process.stdout.write(message.text);
  *   });
  */
-export function runClaudeCode(options: RunClaudeCodeOptions): Observable<CliMessage> {
-  return runAgent(claudeAgent, options);
+export function runClaudeCode<Output = unknown>(options: RunClaudeCodeOptions<Output>): Observable<CliMessage<Output>> {
+  return runAgent(claudeAgent, options) as Observable<CliMessage<Output>>;
 }
 
 /**
@@ -130,8 +130,8 @@ export function claudeCodeSession(options: ClaudeCodeSessionOptions = {}): Opera
  *     if (message.type === 'assistant') console.log(message.text);
  *   });
  */
-export function runCodex(options: RunCodexOptions): Observable<CliMessage> {
-  return runAgent(codexAgent, options);
+export function runCodex<Output = unknown>(options: RunCodexOptions<Output>): Observable<CliMessage<Output>> {
+  return runAgent(codexAgent, options) as Observable<CliMessage<Output>>;
 }
 
 /**
@@ -157,8 +157,8 @@ export function codexSession(options: CodexSessionOptions = {}): OperatorFunctio
  *     if (message.type === 'assistant') process.stdout.write(message.text);
  *   });
  */
-export function runGemini(options: RunGeminiOptions): Observable<CliMessage> {
-  return runAgent(geminiAgent, options);
+export function runGemini<Output = unknown>(options: RunGeminiOptions<Output>): Observable<CliMessage<Output>> {
+  return runAgent(geminiAgent, options) as Observable<CliMessage<Output>>;
 }
 
 /**
@@ -182,8 +182,8 @@ export function geminiSession(options: GeminiSessionOptions = {}): OperatorFunct
  *     if (message.type === 'assistant') process.stdout.write(message.text);
  *   });
  */
-export function runQwen(options: RunQwenOptions): Observable<CliMessage> {
-  return runAgent(qwenAgent, options);
+export function runQwen<Output = unknown>(options: RunQwenOptions<Output>): Observable<CliMessage<Output>> {
+  return runAgent(qwenAgent, options) as Observable<CliMessage<Output>>;
 }
 
 /**

@@ -24,7 +24,7 @@ export { PERMISSION_PRESETS, READ_ONLY_KINDS, type PermissionPolicy, type Permis
 export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type ServeAcpOptions, type AcpSessionFactory, type AcpSessionRequest } from './serve/serve-acp.js';
 export { processSession, type SessionSpec } from './sessions/process-session.js';
 export type { SettingsOverlay } from './agents/definition.js';
-export type { SessionProtocol, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent, PermissionAsk } from './operators/session-protocol.js';
+export type { SessionProtocol, SessionPromptAbilities, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent, PermissionAsk } from './operators/session-protocol.js';
 export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
 
 // Operators
@@ -33,6 +33,9 @@ export { collectInvalidLines, type CollectInvalidLinesOptions } from './operator
 export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
+export { checkRunOutput } from './operators/turn-output.js';
+export type { OutputContract } from './operators/output-schema.js';
+export { MAX_IMAGE_BYTES, MAX_FILE_BYTES, type PromptContent, type ContentPart, type RunPrompt, type PromptAbilities } from './operators/prompt-parts.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
 export type { Dialect, MessageMapping, Conclusion, FailureDetails, ToolVocabulary } from './operators/dialect.js';
 export type {

@@ -55,6 +55,14 @@ export const InvalidOutputLineSchema = z.object({
   truncated: z.boolean(),
 });
 
+/** One way a typed answer failed its schema: where (`path`, dotted; empty for the whole answer) and what. */
+export interface OutputIssue {
+  path: string;
+  message: string;
+}
+/** Validates an {@link OutputIssue}. */
+export const OutputIssueSchema = z.object({ path: z.string(), message: z.string() });
+
 /** The agent started a new session: `sessionId` resumes it later (`resume` in the run options). */
 export interface SessionStarted {
   type: 'session.started';
@@ -292,13 +300,18 @@ export const StopReasonSchema = z.enum(['end_turn', 'max_tokens', 'tool_use', 'r
  * {@link StopReason}); `usage` is the run's token counts when the agent reports them; `sessionId`
  * resumes the agent's session later.
  */
-export interface TerminalCompleted {
+export interface TerminalCompleted<Output = unknown> {
   type: 'terminal.completed';
   stopReason: StopReason;
   /** The agent's own stop reason, as it reported it (pi: `stop`, `length`; Claude Code: `end_turn`, `stop_sequence`, …). */
   agentStopReason?: string | undefined;
   usage?: Usage | undefined;
   sessionId?: string | undefined;
+  /**
+   * With `outputSchema`: the answer, parsed and validated (the schema's output, typed through it).
+   * A run whose answer does not validate ends `terminal.failed` (`output-schema`) instead.
+   */
+  output?: Output | undefined;
 }
 /** Validates a {@link TerminalCompleted}. */
 export const TerminalCompletedSchema = z.object({
@@ -307,6 +320,7 @@ export const TerminalCompletedSchema = z.object({
   agentStopReason: z.string().optional(),
   usage: UsageSchema.optional(),
   sessionId: z.string().optional(),
+  output: z.unknown().optional(),
 });
 
 /** Which time limit ran out, and its value in ms. */
@@ -351,7 +365,13 @@ export type FailureReason =
    * was killed, frozen, cut off or shut down, or Redis could not be reached for `lostAfterMs`. The
    * agent may have done part of its work.
    */
-  | 'lost';
+  | 'lost'
+  /**
+   * With `outputSchema`: the answer was not JSON, or did not satisfy the schema (`outputIssues`
+   * says how, `answer` holds what came). The agent completed its turn: repair it in a session with
+   * a follow-up that quotes the issues, or retry the run (not done by `isRetryableFailure`).
+   */
+  | 'output-schema';
 /** Validates a {@link FailureReason}. */
 export const FailureReasonSchema = z.enum([
   'spawn',
@@ -364,6 +384,7 @@ export const FailureReasonSchema = z.enum([
   'stopped',
   'timeout',
   'lost',
+  'output-schema',
 ]);
 
 /**
@@ -398,6 +419,10 @@ export interface TerminalFailed {
   retryAfterMs?: number | undefined;
   /** With reason `timeout`: which limit ran out, and its value in ms. */
   timeout?: Timeout | undefined;
+  /** With reason `output-schema`: how the answer failed its schema. */
+  outputIssues?: OutputIssue[] | undefined;
+  /** With reason `output-schema`: the answer that failed (its final text, bounded). */
+  answer?: string | undefined;
   sessionId?: string | undefined;
 }
 /** Validates a {@link TerminalFailed}. */
@@ -415,6 +440,8 @@ export const TerminalFailedSchema = z.object({
   httpStatus: z.number().int().optional(),
   retryAfterMs: z.number().nonnegative().optional(),
   timeout: TimeoutSchema.optional(),
+  outputIssues: z.array(OutputIssueSchema).optional(),
+  answer: z.string().optional(),
   sessionId: z.string().optional(),
 });
 
@@ -440,7 +467,7 @@ export const RunRetryingSchema = z.object({
 });
 
 /** The last message of every run: `terminal.completed` or `terminal.failed` (see {@link isTerminal}). */
-export type TerminalMessage = TerminalCompleted | TerminalFailed;
+export type TerminalMessage<Output = unknown> = TerminalCompleted<Output> | TerminalFailed;
 /**
  * A message of a run, the same for every agent, keyed by `type`. A run that is not unsubscribed emits
  * exactly one {@link TerminalMessage}, as its last message, and then completes; concatenating its
@@ -459,7 +486,7 @@ export type TerminalMessage = TerminalCompleted | TerminalFailed;
  * | `run.retrying` | {@link retryAgentRun} starts another attempt |
  * | `terminal.completed` / `terminal.failed` | how the run ended |
  */
-export type CliMessage =
+export type CliMessage<Output = unknown> =
   | SessionStarted
   | SessionResumed
   | AssistantMessage
@@ -474,7 +501,7 @@ export type CliMessage =
   | AgentRetry
   | AgentWarning
   | RunRetrying
-  | TerminalCompleted
+  | TerminalCompleted<Output>
   | TerminalFailed;
 /** Validates a {@link CliMessage}: one discriminated union on `type`. */
 export const CliMessageSchema = z.discriminatedUnion('type', [
@@ -552,6 +579,71 @@ export function isTerminal(message: SessionMessage): message is TerminalMessage 
 
 
 // ---------------------------------------------------------------------------------------------
+// Prompts: text, images and files
+
+/** The image formats every agent's model takes. */
+export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+/** One of {@link IMAGE_MIME_TYPES}. */
+export type ImageMimeType = (typeof IMAGE_MIME_TYPES)[number];
+/** Validates an {@link ImageMimeType}. */
+export const ImageMimeTypeSchema = z.enum(IMAGE_MIME_TYPES);
+
+/** Text of a prompt. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+/** Validates a {@link TextPart}. */
+export const TextPartSchema = z.object({ type: z.literal('text'), text: z.string() });
+
+/**
+ * An image in a prompt: a file (`path`, read when the run is made or the command is read; its type
+ * from its bytes) or its bytes (`data`: a `Uint8Array`, or base64 in JSON) with their `mimeType`.
+ */
+export type ImagePart =
+  | { type: 'image'; path: string; mimeType?: ImageMimeType | undefined }
+  | { type: 'image'; data: string | Uint8Array; mimeType: ImageMimeType };
+/** Validates an {@link ImagePart}. */
+export const ImagePartSchema = z.union([
+  z.object({ type: z.literal('image'), path: z.string(), mimeType: ImageMimeTypeSchema.optional() }),
+  z.object({ type: z.literal('image'), data: z.union([z.string(), z.custom<Uint8Array>((value) => value instanceof Uint8Array)]), mimeType: ImageMimeTypeSchema }),
+]);
+
+/** A text file the agent is to read: given to it with its path and content. */
+export interface FilePart {
+  type: 'file';
+  path: string;
+}
+/** Validates a {@link FilePart}. */
+export const FilePartSchema = z.object({ type: z.literal('file'), path: z.string() });
+
+/** One part of a prompt: text, an image, or a file. */
+export type PromptPart = TextPart | ImagePart | FilePart;
+/** Validates a {@link PromptPart}. */
+export const PromptPartSchema = z.union([TextPartSchema, ImagePartSchema, FilePartSchema]);
+
+/**
+ * A prompt: a string, or parts in order (a string in the list is a text part).
+ *
+ * @example
+ * const prompt: Prompt = ['What does this screenshot show?', { type: 'image', path: 'shot.png' }];
+ */
+export type Prompt = string | readonly (string | PromptPart)[];
+
+/**
+ * The schema a typed answer must satisfy: a zod schema (its output type types the answer), or a
+ * JSON Schema object. See `outputSchema` on runs and on session commands.
+ */
+export type OutputSchema<T = unknown> = z.ZodType<T> | JsonSchemaObject;
+/** A JSON Schema, as a plain object (`{ type: 'object', properties: … }`). */
+export type JsonSchemaObject = { readonly [key: string]: unknown };
+/** Validates an {@link OutputSchema}: a zod schema or a plain object. */
+export const OutputSchemaSchema = z.custom<OutputSchema>(
+  (value) => value instanceof z.ZodType || (typeof value === 'object' && value !== null && !Array.isArray(value)),
+  { error: 'must be a zod schema or a JSON Schema object' },
+);
+
+// ---------------------------------------------------------------------------------------------
 // Sessions: one agent process, many turns
 
 /**
@@ -562,20 +654,51 @@ export function isTerminal(message: SessionMessage): message is TerminalMessage 
  */
 export type SessionCommand =
   /** Idle: starts a turn. A turn running: queued, and sent as a later turn's prompt (a follow-up). */
-  | { type: 'prompt'; text: string; id?: string | undefined }
+  | PromptCommand
   /** Kept by agent-rx and sent as the next turn's prompt; idle: starts a turn now. */
-  | { type: 'follow-up'; text: string; id?: string | undefined }
+  | FollowUpCommand
   /** A turn running: into that turn, as the agent allows (the README's table). Idle: starts a turn. */
-  | { type: 'steer'; text: string; id?: string | undefined }
+  | SteerCommand
   /** Ends the running turn (`turn.failed`, reason `aborted`); the process stays; queued follow-ups are dropped. */
   | { type: 'abort'; id?: string | undefined }
   /** Answers the pending `permission.requested` with this `requestId` (`permission.resolved`, by `caller`). */
   | { type: 'permission'; requestId: string; decision: PermissionDecision; id?: string | undefined };
+
+/**
+ * What a `prompt`, `follow-up` or `steer` carries: its `text`, then any `parts` (images, files, more
+ * text) in order, and for a command that starts a turn an `outputSchema` its answer must satisfy.
+ */
+export interface PromptFields {
+  text: string;
+  /** Images, files and text after `text`, in order (an agent that cannot take one drops the command, `unsupported`). */
+  parts?: PromptPart[] | undefined;
+  /** The answer of the turn this command starts must satisfy it: `turn.completed.output`, else `turn.failed` (`output-schema`). */
+  outputSchema?: OutputSchema | undefined;
+  id?: string | undefined;
+}
+/** A `prompt` command (see {@link SessionCommand}). */
+export interface PromptCommand extends PromptFields {
+  type: 'prompt';
+}
+/** A `follow-up` command (see {@link SessionCommand}). */
+export interface FollowUpCommand extends PromptFields {
+  type: 'follow-up';
+}
+/** A `steer` command (see {@link SessionCommand}). */
+export interface SteerCommand extends PromptFields {
+  type: 'steer';
+}
+const promptFields = {
+  text: z.string().min(1),
+  parts: z.array(PromptPartSchema).optional(),
+  outputSchema: OutputSchemaSchema.optional(),
+  id: z.string().optional(),
+};
 /** Validates a {@link SessionCommand}. */
 export const SessionCommandSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('prompt'), text: z.string().min(1), id: z.string().optional() }),
-  z.object({ type: z.literal('follow-up'), text: z.string().min(1), id: z.string().optional() }),
-  z.object({ type: z.literal('steer'), text: z.string().min(1), id: z.string().optional() }),
+  z.object({ type: z.literal('prompt'), ...promptFields }),
+  z.object({ type: z.literal('follow-up'), ...promptFields }),
+  z.object({ type: z.literal('steer'), ...promptFields }),
   z.object({ type: z.literal('abort'), id: z.string().optional() }),
   z.object({ type: z.literal('permission'), requestId: z.string().min(1), decision: PermissionDecisionSchema, id: z.string().optional() }),
 ]);
@@ -605,6 +728,8 @@ export interface TurnCompleted {
   stopReason: StopReason;
   agentStopReason?: string | undefined;
   usage?: Usage | undefined;
+  /** With the command's `outputSchema`: the answer, parsed and validated (else the turn fails with `output-schema`). */
+  output?: unknown;
 }
 /** Validates a {@link TurnCompleted}. */
 export const TurnCompletedSchema = z.object({
@@ -613,6 +738,7 @@ export const TurnCompletedSchema = z.object({
   stopReason: StopReasonSchema,
   agentStopReason: z.string().optional(),
   usage: UsageSchema.optional(),
+  output: z.unknown().optional(),
 });
 
 /**
@@ -629,6 +755,10 @@ export interface TurnFailed {
   httpStatus?: number | undefined;
   retryAfterMs?: number | undefined;
   timeout?: Timeout | undefined;
+  /** With reason `output-schema`: how the answer failed the command's schema. */
+  outputIssues?: OutputIssue[] | undefined;
+  /** With reason `output-schema`: the answer that failed (bounded). */
+  answer?: string | undefined;
 }
 /** Validates a {@link TurnFailed}. */
 export const TurnFailedSchema = z.object({
@@ -640,6 +770,8 @@ export const TurnFailedSchema = z.object({
   httpStatus: z.number().int().optional(),
   retryAfterMs: z.number().nonnegative().optional(),
   timeout: TimeoutSchema.optional(),
+  outputIssues: z.array(OutputIssueSchema).optional(),
+  answer: z.string().optional(),
 });
 
 /** The kinds of command, and `invalid` for a value that is not a command. */
@@ -676,12 +808,13 @@ export const InputAcceptedSchema = z.object({
  * A command that cannot be honoured, or a queued follow-up that will not run: `no-turn` (an abort
  * with no turn running), `aborted` (a follow-up dropped by an abort), `rejected` (the agent refused
  * it; `message` says why), `invalid` (not a command), `session-ended` (the session's process ended
- * first), `no-request` (a `permission` command for no pending request: unknown, or already resolved).
+ * first), `no-request` (a `permission` command for no pending request: unknown, or already resolved),
+ * `unsupported` (a part the agent cannot take, or a part that cannot be read: `message` names it).
  */
 export interface InputDropped {
   type: 'input.dropped';
   kind: InputKind;
-  reason: 'no-turn' | 'aborted' | 'rejected' | 'invalid' | 'session-ended' | 'no-request';
+  reason: 'no-turn' | 'aborted' | 'rejected' | 'invalid' | 'session-ended' | 'no-request' | 'unsupported';
   message: string;
   text?: string | undefined;
   requestId?: string | undefined;
@@ -691,7 +824,7 @@ export interface InputDropped {
 export const InputDroppedSchema = z.object({
   type: z.literal('input.dropped'),
   kind: InputKindSchema,
-  reason: z.enum(['no-turn', 'aborted', 'rejected', 'invalid', 'session-ended', 'no-request']),
+  reason: z.enum(['no-turn', 'aborted', 'rejected', 'invalid', 'session-ended', 'no-request', 'unsupported']),
   message: z.string(),
   text: z.string().optional(),
   requestId: z.string().optional(),
@@ -703,7 +836,7 @@ export const InputDroppedSchema = z.object({
  * `input.accepted` and `input.dropped`. Turns never overlap and each ends exactly once; every content
  * message lies inside a turn; the session ends with exactly one terminal message, last.
  */
-export type SessionMessage = CliMessage | TurnStarted | TurnCompleted | TurnFailed | InputAccepted | InputDropped;
+export type SessionMessage<Output = unknown> = CliMessage<Output> | TurnStarted | TurnCompleted | TurnFailed | InputAccepted | InputDropped;
 /**
  * Validates a {@link SessionMessage}: the run messages (content inside turns, `session.*`, and exactly
  * one `terminal.*` last, for the session as a whole) and the session's own turn and input messages.

@@ -6,6 +6,7 @@ import type { Dialect } from '../operators/dialect.js';
 import type { ProcessOptions } from '../process/options.js';
 import type { SessionProtocol } from '../operators/session-protocol.js';
 import type { PermissionPolicy } from '../operators/permission-policy.js';
+import type { RunPrompt } from '../operators/prompt-parts.js';
 
 export type { RunOverlay, SettingsOverlay };
 
@@ -37,8 +38,15 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
   readonly executable: ExecutableLookup;
   /** Its options' schemas: a run's, a session's, and a run spec's (what a fleet caller may choose). */
   readonly options: AgentOptionSchemas<SpecOptions>;
-  /** A run's invocation, from options the run schema accepted. May throw `TypeError` for a rule across options. */
-  run(options: RunOptions): RunInvocation<Setup, SessionOptions>;
+  /**
+   * A run's invocation, from options the run schema accepted and the prompt made ready from them
+   * (`prompt`: its parts read and checked, its `outputSchema` made ready; `options.prompt` and
+   * `options.outputSchema` are not to be read). It gives the prompt to its agent as text
+   * (`runPromptText`, the schema's instruction appended unless the agent takes the schema
+   * natively), or makes the run a one-prompt session (an image, or a permission). May throw
+   * `TypeError` for a rule across options, or for a part it cannot take.
+   */
+  run(options: RunOptions, prompt: RunPrompt): RunInvocation<Setup, SessionOptions>;
   /** A session's invocation, from options the session schema accepted. */
   session(options: SessionOptions): SessionInvocation<Setup>;
   /** Its dialect: how its output becomes messages (`resuming`: the run continues a session). */
@@ -105,7 +113,7 @@ export interface ProcessRunInvocation<Setup = never> {
 
 /** A run that is a one-prompt session of the same agent: the session's options and the prompt. */
 export interface SessionRunInvocation<SessionOptions> {
-  readonly asSession: { readonly options: SessionOptions; readonly prompt: string };
+  readonly asSession: { readonly options: SessionOptions; readonly prompt: RunPrompt };
 }
 
 /** How a session starts: as a run does, plus the protocol that drives its turns. */

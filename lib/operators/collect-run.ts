@@ -67,11 +67,16 @@ export interface BaseRunResult extends RunOutput {
 }
 
 /** A run that ended with `terminal.completed`. */
-export interface CompletedRunResult extends BaseRunResult {
+export interface CompletedRunResult<Output = unknown> extends BaseRunResult {
   readonly status: 'completed';
+  /**
+   * With `outputSchema`: the answer, parsed and validated (the terminal's `output`), typed through
+   * a zod schema. `undefined` for a run without one.
+   */
+  readonly output: Output;
   /** `true`: the run completed (its `terminal.stopReason` says how: `end_turn`, `max_tokens`, …). */
   readonly ok: true;
-  readonly terminal: TerminalCompleted;
+  readonly terminal: TerminalCompleted<Output>;
 }
 
 /** A run that ended with `terminal.failed`. */
@@ -97,7 +102,7 @@ export interface IncompleteRunResult extends BaseRunResult {
  * A whole run folded into one value: its answer, thoughts, tool calls, usage and terminal message.
  * Discriminated by `status` (or `ok`): `if (result.ok)` narrows `terminal` to `terminal.completed`.
  */
-export type RunResult = CompletedRunResult | FailedRunResult | IncompleteRunResult;
+export type RunResult<Output = unknown> = CompletedRunResult<Output> | FailedRunResult | IncompleteRunResult;
 
 /**
  * Folds a run into one {@link RunResult}, emitted when the run ends: the answer (`text`, every
@@ -145,7 +150,7 @@ export type RunResult = CompletedRunResult | FailedRunResult | IncompleteRunResu
  *     else console.error(result.terminal?.message ?? 'the run was cut short');
  *   });
  */
-export function collectRun(): OperatorFunction<CliMessage, RunResult> {
+export function collectRun<Output = unknown>(): OperatorFunction<CliMessage<Output>, RunResult<Output>> {
   return (source) =>
     defer(() => {
       // Fresh for every subscription.
@@ -153,7 +158,7 @@ export function collectRun(): OperatorFunction<CliMessage, RunResult> {
       return source.pipe(
         takeWhile((message) => !isTerminal(message), true),
         reduce((state, message) => state.add(message), fold),
-        map((state) => state.result()),
+        map((state) => state.result() as RunResult<Output>),
       );
     });
 }
@@ -249,7 +254,7 @@ export class RunFailedError extends Error {
  * // Failures as rejections: the result is then a completed one.
  * const { text, usage } = await collectRunResult(runPi({ prompt }), { throwOnFailure: true });
  */
-export function collectRunResult(run: Observable<CliMessage>, options: CollectRunResultOptions & { readonly throwOnFailure: true }): Promise<CompletedRunResult>;
+export function collectRunResult<Output = unknown>(run: Observable<CliMessage<Output>>, options: CollectRunResultOptions & { readonly throwOnFailure: true }): Promise<CompletedRunResult<Output>>;
 /**
  * Subscribes to a run, waits for its end and resolves with its {@link RunResult}, a failed run
  * included; see the signature above for the details.
@@ -258,15 +263,15 @@ export function collectRunResult(run: Observable<CliMessage>, options: CollectRu
  * @param options `signal` (cancels the run) and `throwOnFailure`.
  * @returns The run's result once it ended.
  */
-export function collectRunResult(run: Observable<CliMessage>, options?: CollectRunResultOptions): Promise<RunResult>;
-export function collectRunResult(run: Observable<CliMessage>, options: CollectRunResultOptions = {}): Promise<RunResult> {
+export function collectRunResult<Output = unknown>(run: Observable<CliMessage<Output>>, options?: CollectRunResultOptions): Promise<RunResult<Output>>;
+export function collectRunResult<Output = unknown>(run: Observable<CliMessage<Output>>, options: CollectRunResultOptions = {}): Promise<RunResult<Output>> {
   if (!isObservable(run)) throw new TypeError(`agent-rx: collectRunResult takes an Observable of CliMessage; got ${shown(run)}`);
   if (!isObject(options)) throw new TypeError(`agent-rx: collectRunResult takes an options object; got ${shown(options)}`);
   const { signal, throwOnFailure = false } = options;
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`agent-rx: signal must be an AbortSignal; got ${shown(signal)}`);
   if (typeof throwOnFailure !== 'boolean') throw new TypeError(`agent-rx: throwOnFailure must be a boolean; got ${shown(throwOnFailure)}`);
 
-  return new Promise<RunResult>((resolve, reject) => {
+  return new Promise<RunResult<Output>>((resolve, reject) => {
     if (signal?.aborted === true) {
       reject(abortReason(signal));
       return;
@@ -275,7 +280,7 @@ export function collectRunResult(run: Observable<CliMessage>, options: CollectRu
     // takeUntil listens before the run starts, so an abort while a synchronous source is being
     // subscribed ends it too; its listener goes when the stream ends, however it ends.
     const aborted = signal === undefined ? NEVER : fromEvent(signal, 'abort');
-    collectRun()(run)
+    collectRun<Output>()(run)
       .pipe(takeUntil(aborted))
       .subscribe({
         next: (result) => {
@@ -388,7 +393,7 @@ class RunFold {
     };
     const terminal = this.#terminal;
     if (terminal === undefined) return { ...base, status: 'incomplete', ok: false, terminal: undefined };
-    if (terminal.type === 'terminal.completed') return { ...base, status: 'completed', ok: true, terminal };
+    if (terminal.type === 'terminal.completed') return { ...base, status: 'completed', ok: true, terminal, output: terminal.output };
     return { ...base, status: 'failed', ok: false, terminal };
   }
 

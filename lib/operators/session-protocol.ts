@@ -6,6 +6,13 @@ import type { SessionEffect, SessionInput, TurnOutcome } from '../sessions/sessi
 /** What the session machine asks of the agent. */
 export type SessionAsk = Extract<SessionEffect, { readonly type: 'start' | 'steer' | 'abort' | 'end' }>;
 
+/** What a session protocol's prompts take besides text, and whether a schema is given to the agent natively. */
+export interface SessionPromptAbilities {
+  readonly image: boolean;
+  readonly file: boolean;
+  readonly nativeOutput?: boolean;
+}
+
 /** What a protocol has the shell do. */
 export type ProtocolOutput =
   /** Write one line (JSON) to the agent's stdin. */
@@ -68,6 +75,13 @@ export interface ToolsKilledEvent extends AgentEvent {
 export interface SessionProtocol<P> {
   /** The agent's name in diagnostics. */
   readonly name: string;
+  /**
+   * What its prompts take besides text, and whether it is given a turn's `outputSchema` natively
+   * (else the session appends the schema's instruction to the prompt). Default: text only, the
+   * schema in the prompt. A command with a part it does not take is dropped (`unsupported`).
+   * The asks' `input.content` holds the parts (the text first) when the command had any.
+   */
+  readonly prompts?: SessionPromptAbilities;
   /** Makes the state of one session: called once per subscription. */
   createState(): P;
   /** Arguments of this session's own, after the command's (an id the protocol chose for it). */

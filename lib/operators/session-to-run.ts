@@ -68,6 +68,7 @@ function runTerminal(session: TerminalMessage, turn: TurnCompleted | TurnFailed 
       ...(turn.agentStopReason === undefined ? {} : { agentStopReason: turn.agentStopReason }),
       ...(turn.usage === undefined ? {} : { usage: turn.usage }),
       ...sessionId,
+      ...(turn.output === undefined ? {} : { output: turn.output }),
     };
   }
   const { type: _type, turn: _turn, reason, message, ...said } = turn;

@@ -12,6 +12,8 @@ import { startTimeNow } from '../process/proc-stat.js';
 import type { ProcessRun } from '../process/process-run.js';
 import type { RunOverlay } from '../process/overlay.js';
 import { InputQueue } from './input-queue.js';
+import { OutputWatch } from '../operators/turn-output.js';
+import { prepareCommand } from './prepare-command.js';
 import type { PermissionPolicy } from '../operators/permission-policy.js';
 import type { ProtocolReaction, SessionProtocol } from '../operators/session-protocol.js';
 import { PermissionDesk } from './permission-desk.js';
@@ -85,6 +87,8 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
   const exitedMessage = `${dialect.name} exited while the session was open`;
   const permission = spec.permission ?? 'deny-all';
   const permissionTimeoutMs = spec.permissionTimeoutMs ?? DEFAULT_PERMISSION_TIMEOUT_MS;
+  const abilities = { image: protocol.prompts?.image ?? false, file: true, ...(protocol.prompts?.nativeOutput === true ? { nativeOutput: true } : {}) };
+  const who = `${protocol.name} sessions`;
   return (commands) =>
     new Observable<SessionMessage>((subscriber) => {
       const stdin = new StdinChannel();
@@ -163,12 +167,27 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
         inputs.push(input);
       };
 
+      // The running turn's answer, when its command gave an outputSchema: checked at its end.
+      let watch: OutputWatch | null = null;
       const perform = (effect: SessionEffect): void => {
         switch (effect.type) {
-          case 'emit':
-            subscriber.next(effect.message);
+          case 'emit': {
+            const message = effect.message;
+            if (watch !== null) {
+              if (message.type === 'turn.completed') {
+                const checked = watch.completeTurn(message);
+                watch = null;
+                subscriber.next(checked);
+                return;
+              }
+              if (message.type === 'turn.failed') watch = null;
+              else watch.see(message);
+            }
+            subscriber.next(message);
             return;
+          }
           case 'start':
+            watch = effect.input.output === undefined ? null : new OutputWatch(effect.input.output);
             // The first turn keeps what was read before it (what the agent said while the session
             // opened, e.g. why it could not).
             if (effect.turn > 1) contentState = dialect.createState();
@@ -255,7 +274,7 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
         : commands.subscribe({
             next: (command) => {
               guarded(() => {
-                dispatch({ type: 'command', command });
+                dispatch({ type: 'command', command: prepareCommand(command, abilities, who, resolved.cwd) });
               });
             },
             error: (error: unknown) => {

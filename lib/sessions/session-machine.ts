@@ -14,6 +14,8 @@ import {
   type Usage,
 } from '../messages.js';
 import { addUsage } from '../operators/add-usage.js';
+import type { OutputContract } from '../operators/output-schema.js';
+import { preparedPromptOf, type PromptContent } from '../operators/prompt-parts.js';
 
 /**
  * A session's turns and inputs as a pure state machine: `sessionTransition(state, input)` returns
@@ -47,6 +49,13 @@ export type SessionPhase = 'opening' | 'idle' | 'busy' | 'aborting' | 'ending' |
 export interface SessionInput {
   readonly kind: Exclude<InputKind, 'abort' | 'invalid'>;
   readonly text: string;
+  /**
+   * The prompt as the agent is given it, when the command had parts or a schema (its text first;
+   * the schema's instruction last for an agent that is told it in the prompt); else `text` alone.
+   */
+  readonly content?: PromptContent;
+  /** The schema the answer of the turn it starts must satisfy. */
+  readonly output?: OutputContract;
   readonly commandId?: string;
 }
 
@@ -242,7 +251,17 @@ function onCommand(state: SessionState, value: unknown): SessionTransition {
     const why = state.phase === 'aborting' ? `turn ${state.turn} is already being aborted` : 'no turn is running';
     return { state, effects: [emit({ type: 'input.dropped', kind: 'abort', reason: 'no-turn', message: why, ...ids })] };
   }
-  const input: SessionInput = { kind: command.type, text: command.text, ...ids };
+  const prepared = preparedPromptOf(value);
+  if (prepared !== undefined && 'refused' in prepared) {
+    return { state, effects: [emit(dropped(command.type, 'unsupported', prepared.refused, { text: command.text, ...ids }))] };
+  }
+  const input: SessionInput = {
+    kind: command.type,
+    text: command.text,
+    ...(prepared === undefined ? {} : { content: prepared.content }),
+    ...(prepared?.output === undefined ? {} : { output: prepared.output }),
+    ...ids,
+  };
   if (state.phase === 'idle') return startTurn(state, input, []);
   if (command.type === 'steer' && state.phase === 'busy') {
     return {
@@ -458,7 +477,7 @@ function accepted(input: SessionInput, as: 'turn' | 'follow-up' | 'steer', turn:
 
 function dropped(
   kind: InputKind,
-  reason: 'aborted' | 'rejected' | 'invalid' | 'session-ended',
+  reason: 'aborted' | 'rejected' | 'invalid' | 'session-ended' | 'unsupported',
   message: string,
   what: { readonly text?: string | undefined; readonly requestId?: string | undefined; readonly commandId?: string | undefined } | string | undefined,
 ): SessionMessage {

@@ -2,11 +2,15 @@ import { defer, of, type Observable } from 'rxjs';
 import type { AgentDefinition, RunInvocation } from '../agents/definition.js';
 import { checkOptions } from '../agents/shared/option-schemas.js';
 import { programOf } from '../agents/shared/setup/find-executable.js';
-import type { CliMessage, SessionCommand } from '../messages.js';
+import type { CliMessage, Prompt, SessionCommand } from '../messages.js';
+import { outputContract } from '../operators/output-schema.js';
+import { contentSummary, promptContent, refuseUnsupported, RUN_PROMPT, type RunPrompt } from '../operators/prompt-parts.js';
+import { checkRunOutputWith } from '../operators/turn-output.js';
+import { fileReader } from './prompt-files.js';
 import { agentOutputToMessages } from '../operators/agent-output-to-messages.js';
 import { sessionToRun } from '../operators/session-to-run.js';
 import { resolveProcessOptions } from '../process/options.js';
-import { agentSession } from '../sessions/agent-session.js';
+import { agentSession, sessionInvocation } from '../sessions/agent-session.js';
 import { runWithOverlay } from './overlay-run.js';
 import { processLines } from './process-lines.js';
 
@@ -21,10 +25,15 @@ import { processLines } from './process-lines.js';
  * runAgent(AGENTS.claude, { prompt: 'Fix the failing test', allowedTools: ['Bash', 'Edit'] }).subscribe(render);
  */
 export function runAgent<RunOptions, SessionOptions, Setup>(definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>, options: RunOptions): Observable<CliMessage> {
-  const invocation = runInvocation(definition, options);
+  const { invocation, prompt } = runInvocationAndPrompt(definition, options);
   if ('asSession' in invocation) {
-    const commands: Observable<SessionCommand> = of({ type: 'prompt', text: invocation.asSession.prompt });
-    return commands.pipe(agentSession(definition, invocation.asSession.options), sessionToRun());
+    const request = invocation.asSession.prompt;
+    // A part its sessions cannot take is refused now, not dropped in the stream.
+    const { protocol } = sessionInvocation(definition, invocation.asSession.options);
+    refuseUnsupported(request.content, { image: protocol.prompts?.image ?? false, file: true }, `${definition.displayName} runs`);
+    // The prompt goes made ready: the session gives it to its agent as its protocol takes it.
+    const command: SessionCommand = Object.assign({ type: 'prompt' as const, text: contentSummary(request.content) }, { [RUN_PROMPT]: request });
+    return of(command).pipe(agentSession(definition, invocation.asSession.options), sessionToRun());
   }
   const toMessages = agentOutputToMessages(definition.dialect({ resuming: invocation.resuming }));
   const { args, processOptions, setup } = invocation;
@@ -38,7 +47,8 @@ export function runAgent<RunOptions, SessionOptions, Setup>(definition: AgentDef
         ? processLines(program.command, [...program.args, ...args], program.processOptions).pipe(toMessages)
         : runWithOverlay(program.command, [...program.args, ...args], program.processOptions, overlay, toMessages);
     const after = setup === undefined ? undefined : definition.setup?.messages?.(setup, { ...process.env, ...processOptions.env });
-    return after === undefined ? run$ : run$.pipe(after);
+    const cleaned = after === undefined ? run$ : run$.pipe(after);
+    return prompt.output === undefined ? cleaned : cleaned.pipe(checkRunOutputWith(prompt.output));
   });
 }
 
@@ -47,6 +57,21 @@ export function runInvocation<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: RunOptions,
 ): RunInvocation<Setup, SessionOptions> {
+  return runInvocationAndPrompt(definition, options).invocation;
+}
+
+/**
+ * A run's invocation and its prompt made ready: the options checked, the prompt's images and files
+ * read (from `cwd`) and checked, its `outputSchema` made ready (each a `TypeError` naming what is
+ * wrong).
+ */
+export function runInvocationAndPrompt<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: RunOptions,
+): { readonly invocation: RunInvocation<Setup, SessionOptions>; readonly prompt: RunPrompt } {
   checkOptions(`a ${definition.name} run`, definition.options.run, options);
-  return definition.run(options);
+  const { prompt, outputSchema, cwd } = options as { readonly prompt: Prompt; readonly outputSchema?: unknown; readonly cwd?: string };
+  const content = promptContent(prompt, fileReader(cwd));
+  const ready: RunPrompt = outputSchema === undefined ? { content } : { content, output: outputContract(outputSchema) };
+  return { invocation: definition.run(options, ready), prompt: ready };
 }

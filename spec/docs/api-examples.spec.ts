@@ -145,7 +145,7 @@ function startPageExamples(): Example[] {
 function asModule(code: string, names: Api['names']): string {
   if (/^import /m.test(code)) return code;
   const seen = new Set<string>(RXJS);
-  const imports = [`import { ${RXJS.join(', ')} } from 'rxjs';`];
+  const imports = [`import { ${RXJS.join(', ')} } from 'rxjs';`, `import * as z from 'zod';`];
   for (const [specifier, { values, types }] of names) {
     if (specifier === 'agent-rx/browser') continue; // all of it is in agent-rx
     const fresh = (set: Set<string>): string[] => [...set].filter((name) => !seen.has(name));

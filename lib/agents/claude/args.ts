@@ -3,19 +3,23 @@ import { claudeDialect } from './dialect.js';
 import type { ClaudeCodeSessionOptions, ClaudeOwnOptions, RunClaudeCodeOptions } from './options.js';
 import type { ProcessOptions } from '../../process/options.js';
 import { claudeSessionProtocol } from './session.js';
+import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 
 /**
  * A `runClaudeCode` run's invocation (options already checked): print mode with stream-json output
  * (which requires `--verbose`), stdin closed (an open pipe makes the CLI wait 3 s for input), and
  * the prompt last, after `--`, so that it is never read as a flag.
  */
-export function claudeRunInvocation(options: RunClaudeCodeOptions): RunInvocation<undefined, ClaudeCodeSessionOptions> {
-  const { prompt, permission, permissionTimeoutMs, ...rest } = options;
-  // A run that asks the host before its tools: a one-prompt duplex session, where Claude Code's
-  // permission prompts come on stdio (with -p and no duplex input it cannot ask).
-  if (permission !== undefined) return { asSession: { options: { ...rest, permission, ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
+export function claudeRunInvocation(options: RunClaudeCodeOptions, prompt: RunPrompt): RunInvocation<undefined, ClaudeCodeSessionOptions> {
+  const { prompt: _prompt, outputSchema: _outputSchema, permission, permissionTimeoutMs, ...rest } = options;
+  // A run that asks the host before its tools, or shows it images: a one-prompt duplex session,
+  // where Claude Code's permission prompts come on stdio (with -p and no duplex input it cannot
+  // ask) and images go as content blocks.
+  if (permission !== undefined || hasImage(prompt.content)) {
+    return { asSession: { options: { ...rest, ...(permission === undefined ? {} : { permission }), ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
+  }
   const invocation = claudeInvocation(rest, ['-p', '--output-format', 'stream-json', '--verbose']);
-  return { ...invocation, args: [...invocation.args, '--', prompt] };
+  return { ...invocation, args: [...invocation.args, '--', runPromptText(prompt)] };
 }
 
 /** Permission modes in which Claude Code never asks: a permission policy would never be consulted. */

@@ -1,8 +1,9 @@
+import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -11,9 +12,18 @@ import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, RU
 export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunClaudeCodeOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions {
-  /** The prompt, passed after `--` so that it can never be read as a flag. */
-  readonly prompt: string;
+export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions {
+  /**
+   * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
+   * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
+   * big), so every subscription sends the same bytes.
+   */
+  readonly prompt: Prompt;
+  /**
+   * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   */
+  readonly outputSchema?: OutputSchema<Output> | undefined;
 }
 
 /**
@@ -97,13 +107,13 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
-  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 
 /** What a fleet caller may choose of a Claude Code run: a run spec's options (`{ agent: 'claude', options }`). */
-export type ClaudeCodeRunSpecOptions = Pick<RunClaudeCodeOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'session' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'maxTurns' | 'includePartialMessages' | 'agentRetry'>;
+export type ClaudeCodeRunSpecOptions = SpecPromptOptions & Pick<RunClaudeCodeOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'session' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'maxTurns' | 'includePartialMessages' | 'agentRetry'>;
 
 // A run spec's options are exactly what its schema checks.
 type _ClaudeCodeRunSpecMatchesItsSchema = Holds<SameOptions<ClaudeCodeRunSpecOptions, z.input<typeof CLAUDE_OPTIONS.spec>>>;

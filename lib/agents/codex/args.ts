@@ -5,6 +5,7 @@ import { codexAppServerDialect } from './app-server/dialect.js';
 import { codexAppServerProtocol } from './app-server/session.js';
 import type { CodexSessionOptions, RunCodexOptions } from './options.js';
 import { configEntries, configFlag } from './toml.js';
+import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 
 /** Codex 0.171's own provider ids: its configuration may not change them. */
 const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
@@ -15,11 +16,13 @@ const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
  * prompt there can never be read as a flag. With `transport: 'app-server'` the run is a one-prompt
  * session instead.
  */
-export function codexRunInvocation(options: RunCodexOptions): RunInvocation<never, CodexSessionOptions> {
+export function codexRunInvocation(options: RunCodexOptions, prompt: RunPrompt): RunInvocation<never, CodexSessionOptions> {
   if (options.permission !== undefined && options.transport === 'exec') throw new TypeError("agent-rx: a Codex run with permission goes over transport 'app-server' (exec cannot ask)");
-  // A run that asks the host: over app-server, where Codex's approval requests can be answered.
-  if (options.transport === 'app-server' || options.permission !== undefined) return { asSession: appServerRun(options) };
-  const { prompt, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, permission: _permission, permissionTimeoutMs: _timeout, ...rest } = options;
+  if (hasImage(prompt.content) && options.transport === 'exec') throw new TypeError("agent-rx: a Codex run with an image goes over transport 'app-server'");
+  // A run that asks the host, or shows it images: over app-server, where Codex's approval requests
+  // can be answered and images go as data.
+  if (options.transport === 'app-server' || options.permission !== undefined || hasImage(prompt.content)) return { asSession: appServerRun(options, prompt) };
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, permission: _permission, permissionTimeoutMs: _timeout, ...rest } = options;
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
   const args = [...executableArgs, 'exec', '--experimental-json', ...flags.config];
   if (model !== undefined) args.push('--model', model);
@@ -33,12 +36,12 @@ export function codexRunInvocation(options: RunCodexOptions): RunInvocation<neve
   args.push(...extraArgs);
   if (session === 'last') args.push('resume', '--last');
   else if (typeof session === 'object') args.push('resume', session.resume);
-  return { executable, args, processOptions: { ...processOptions, stdin: prompt }, resuming: session !== 'new' };
+  return { executable, args, processOptions: { ...processOptions, stdin: runPromptText(prompt) }, resuming: session !== 'new' };
 }
 
 /** A run over `codex app-server`: a one-prompt session with the run's options. */
-function appServerRun(options: RunCodexOptions): { readonly options: CodexSessionOptions; readonly prompt: string } {
-  const { prompt, transport: _transport, session = 'new', additionalDirectories, skipGitRepoCheck, ...rest } = options;
+function appServerRun(options: RunCodexOptions, prompt: RunPrompt): { readonly options: CodexSessionOptions; readonly prompt: RunPrompt } {
+  const { prompt: _prompt, outputSchema: _outputSchema, transport: _transport, session = 'new', additionalDirectories, skipGitRepoCheck, ...rest } = options;
   if (session === 'last') throw new TypeError("agent-rx: runCodex with transport 'app-server' cannot resume the 'last' thread; give { resume: id }");
   if (additionalDirectories !== undefined || skipGitRepoCheck !== undefined) {
     throw new TypeError("agent-rx: additionalDirectories and skipGitRepoCheck are for transport 'exec'");

@@ -1,8 +1,9 @@
+import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -30,9 +31,18 @@ export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions {
-  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
-  readonly prompt: string;
+export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions {
+  /**
+   * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
+   * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
+   * big), so every subscription sends the same bytes.
+   */
+  readonly prompt: Prompt;
+  /**
+   * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   */
+  readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which thread the run uses (see {@link CodexSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: CodexSessionChoice;
   /** More folders Codex may write to (`--add-dir`). */
@@ -148,6 +158,7 @@ export const CODEX_OPTIONS = {
     ...HOST,
     ...PROCESS,
     ...RUN_PERMISSION_OPTIONS,
+    ...OUTPUT_OPTIONS,
     prompt: PROMPT,
     session: RUN_SESSION.optional(),
     additionalDirectories: texts().optional(),
@@ -155,11 +166,11 @@ export const CODEX_OPTIONS = {
     transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
   }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, session: SESSION_SESSION.optional() }),
-  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 
 /** What a fleet caller may choose of a Codex run: a run spec's options (`{ agent: 'codex', options }`). */
-export type CodexRunSpecOptions = Pick<RunCodexOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'provider' | 'sandbox' | 'approvalPolicy' | 'reasoningEffort' | 'ephemeral' | 'agentRetry' | 'session'>;
+export type CodexRunSpecOptions = SpecPromptOptions & Pick<RunCodexOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'provider' | 'sandbox' | 'approvalPolicy' | 'reasoningEffort' | 'ephemeral' | 'agentRetry' | 'session'>;
 
 // A run spec's options are exactly what its schema checks.
 type _CodexRunSpecMatchesItsSchema = Holds<SameOptions<CodexRunSpecOptions, z.input<typeof CODEX_OPTIONS.spec>>>;

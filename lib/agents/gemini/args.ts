@@ -6,6 +6,7 @@ import { field, numberOf } from '../shared/events.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiStderrLine } from './dialect.js';
 import { geminiTools } from './tools.js';
+import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 import type { GeminiOwnOptions, GeminiSessionOptions, RunGeminiOptions } from './options.js';
 
 /** What a Gemini CLI run needs made or done: a home without retries, the clean-up after a resumed session. */
@@ -22,9 +23,9 @@ export interface GeminiSetup {
  * `-p` the CLI runs on stdin's text, byte for byte, while `-p "-x"` is refused as a missing value
  * and one argument is limited to 128 KiB.
  */
-export function geminiRunInvocation(options: RunGeminiOptions): RunInvocation<GeminiSetup, GeminiSessionOptions> {
-  if (options.permission !== undefined) return geminiPermissionRun(options);
-  const { prompt, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
+export function geminiRunInvocation(options: RunGeminiOptions, prompt: RunPrompt): RunInvocation<GeminiSetup, GeminiSessionOptions> {
+  if (options.permission !== undefined || hasImage(prompt.content)) return geminiSessionRun(options, prompt);
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
   const common = geminiInvocation(rest, ['--output-format', 'stream-json']);
   const args = [...common.args];
   if (session === 'latest') args.push('--resume=latest');
@@ -36,19 +37,20 @@ export function geminiRunInvocation(options: RunGeminiOptions): RunInvocation<Ge
     executable: common.executable,
     args,
     // Its retries are told only on stderr.
-    processOptions: { ...common.processOptions, stdin: prompt, stderrLines: true },
+    processOptions: { ...common.processOptions, stdin: runPromptText(prompt), stderrLines: true },
     resuming,
     ...(common.agentRetry && !resuming ? {} : { setup: { noRetries: !common.agentRetry, resumed: resuming } }),
   };
 }
 
 /**
- * A run that asks the host before its tools (`permission`): a one-prompt ACP session, where
- * Gemini CLI sends `session/request_permission` (headless, it cannot ask). ACP opens a new session.
+ * A run that asks the host before its tools (`permission`), or shows it images: a one-prompt ACP
+ * session, where Gemini CLI sends `session/request_permission` (headless, it cannot ask) and takes
+ * image content. ACP opens a new session.
  */
-function geminiPermissionRun(options: RunGeminiOptions): SessionRunInvocation<GeminiSessionOptions> {
-  const { prompt, session = 'new', ...rest } = options;
-  if (session !== 'new') throw new TypeError(`agent-rx: a Gemini CLI run with permission goes over ACP (gemini --acp), which opens a new session: session must be 'new'`);
+function geminiSessionRun(options: RunGeminiOptions, prompt: RunPrompt): SessionRunInvocation<GeminiSessionOptions> {
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', ...rest } = options;
+  if (session !== 'new') throw new TypeError(`agent-rx: a Gemini CLI run with permission or an image goes over ACP (gemini --acp), which opens a new session: session must be 'new'`);
   return { asSession: { options: rest, prompt } };
 }
 

@@ -1,10 +1,11 @@
+import type { OutputSchema, Prompt } from '../../messages.js';
 import type { McpServer } from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
@@ -23,9 +24,18 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
 export type GeminiSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
 /** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunGeminiOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, RunPermissionOptions {
-  /** The prompt. Sent on stdin, never as an argument, so it can never be read as a flag. */
-  readonly prompt: string;
+export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, RunPermissionOptions {
+  /**
+   * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
+   * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
+   * big), so every subscription sends the same bytes.
+   */
+  readonly prompt: Prompt;
+  /**
+   * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   */
+  readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which session the run uses (see {@link GeminiSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: GeminiSessionChoice;
 }
@@ -93,13 +103,13 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Gemini CLI's options: a run's, a session's, and a fleet run spec's. */
 export const GEMINI_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT, session: RUN_SESSION }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT, session: RUN_SESSION }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
-  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 
 /** What a fleet caller may choose of a Gemini CLI run: a run spec's options (`{ agent: 'gemini', options }`). */
-export type GeminiRunSpecOptions = Pick<RunGeminiOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
+export type GeminiRunSpecOptions = SpecPromptOptions & Pick<RunGeminiOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
 
 // A run spec's options are exactly what its schema checks.
 type _GeminiRunSpecMatchesItsSchema = Holds<SameOptions<GeminiRunSpecOptions, z.input<typeof GEMINI_OPTIONS.spec>>>;

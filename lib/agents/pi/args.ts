@@ -2,6 +2,7 @@ import type { ProcessRunInvocation, RunInvocation, SessionInvocation } from '../
 import { piDialect } from './dialect.js';
 import type { PiSessionOptions, RunPiOptions } from './options.js';
 import { piSessionProtocol } from './session.js';
+import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 
 /** What a pi run needs made before it starts: a configuration without retries (`agentRetry: false`). */
 export interface PiSetup {
@@ -14,13 +15,15 @@ export interface PiSetup {
  * which is then closed: pi's parser has no `--`, so a prompt starting with `-` or `@` would be read
  * as a flag or a file, and one argument is limited to 128 KiB.
  */
-export function piRunInvocation(options: RunPiOptions): RunInvocation<PiSetup, PiSessionOptions> {
-  const { prompt, permission, permissionTimeoutMs, ...rest } = options;
-  // A run that asks the host before its tools: a one-prompt RPC session, where the permission
-  // extension can ask (pi's json mode has no way to answer it).
-  if (permission !== undefined) return { asSession: { options: { ...rest, permission, ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
+export function piRunInvocation(options: RunPiOptions, prompt: RunPrompt): RunInvocation<PiSetup, PiSessionOptions> {
+  const { prompt: _prompt, outputSchema: _outputSchema, permission, permissionTimeoutMs, ...rest } = options;
+  // A run that asks the host before its tools, or shows it images: a one-prompt RPC session, where
+  // the permission extension can ask (pi's json mode has no way to answer it) and images go as bytes.
+  if (permission !== undefined || hasImage(prompt.content)) {
+    return { asSession: { options: { ...rest, ...(permission === undefined ? {} : { permission }), ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
+  }
   const invocation = piInvocation(rest, 'json');
-  return { ...invocation, processOptions: { ...invocation.processOptions, stdin: prompt } };
+  return { ...invocation, processOptions: { ...invocation.processOptions, stdin: runPromptText(prompt) } };
 }
 
 /**
@@ -41,7 +44,7 @@ export function piSessionInvocation(options: PiSessionOptions, permissionExtensi
 }
 
 /** What a run and a session share: pi's own options and the process options. */
-type PiCommonOptions = Omit<RunPiOptions, 'prompt'>;
+type PiCommonOptions = Omit<RunPiOptions, 'prompt' | 'outputSchema'>;
 
 /** pi's command line and process options; `more` goes before the caller's `extraArgs`. */
 function piInvocation(

@@ -1,8 +1,9 @@
+import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -19,13 +20,18 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions {
+export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions {
   /**
-   * The prompt. Sent on stdin, then stdin is closed: pi's parser has no `--`, so a prompt starting
-   * with `-` or `@` would be read as a flag or a file, and one argument is limited to 128 KiB. pi
-   * trims leading and trailing whitespace. An empty prompt throws `TypeError`.
+   * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
+   * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
+   * big), so every subscription sends the same bytes.
    */
-  readonly prompt: string;
+  readonly prompt: Prompt;
+  /**
+   * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   */
+  readonly outputSchema?: OutputSchema<Output> | undefined;
 }
 
 /**
@@ -103,13 +109,13 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: PROMPT }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
-  spec: z.strictObject({ prompt: PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 
 /** What a fleet caller may choose of a pi run: a run spec's options (`{ agent: 'pi', options }`). */
-export type PiRunSpecOptions = Pick<RunPiOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'provider' | 'model' | 'thinking' | 'session' | 'tools' | 'systemPrompt' | 'appendSystemPrompt' | 'agentRetry'>;
+export type PiRunSpecOptions = SpecPromptOptions & Pick<RunPiOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'provider' | 'model' | 'thinking' | 'session' | 'tools' | 'systemPrompt' | 'appendSystemPrompt' | 'agentRetry'>;
 
 // A run spec's options are exactly what its schema checks.
 type _PiRunSpecMatchesItsSchema = Holds<SameOptions<PiRunSpecOptions, z.input<typeof PI_OPTIONS.spec>>>;

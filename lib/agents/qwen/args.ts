@@ -3,6 +3,7 @@ import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
 import type { QwenOwnOptions, QwenSessionOptions, RunQwenOptions } from './options.js';
 import { qwenTools } from './tools.js';
+import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 
 /** What a Qwen Code run or session needs made: a configuration folder with quiet settings, without retries or with. */
 export interface QwenSetup {
@@ -16,15 +17,15 @@ export interface QwenSetup {
  * the flag in it: Qwen Code reads a positional prompt or `-p <text>` that starts with `-` as a
  * flag, takes no prompt after `--`, and prepends whatever stdin holds to the prompt.
  */
-export function qwenRunInvocation(options: RunQwenOptions): RunInvocation<QwenSetup, QwenSessionOptions> {
-  if (options.permission !== undefined) return qwenPermissionRun(options);
-  const { prompt, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
+export function qwenRunInvocation(options: RunQwenOptions, prompt: RunPrompt): RunInvocation<QwenSetup, QwenSessionOptions> {
+  if (options.permission !== undefined || hasImage(prompt.content)) return qwenSessionRun(options, prompt);
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
   const common = qwenInvocation(rest, ['--output-format', 'stream-json', '--include-partial-messages']);
   const args = [...common.args];
   if (session === 'latest') args.push('--continue');
   else if (typeof session === 'object' && 'resume' in session) args.push(`--resume=${session.resume}`);
   else if (typeof session === 'object') args.push(`--session-id=${session.id}`);
-  args.push(`--prompt=${prompt}`, ...common.extraArgs);
+  args.push(`--prompt=${runPromptText(prompt)}`, ...common.extraArgs);
   return {
     executable: common.executable,
     args,
@@ -38,9 +39,9 @@ export function qwenRunInvocation(options: RunQwenOptions): RunInvocation<QwenSe
  * A run that asks the host before its tools (`permission`): a one-prompt ACP session, where
  * Qwen Code sends `session/request_permission` (headless, it cannot ask). ACP opens a new session.
  */
-function qwenPermissionRun(options: RunQwenOptions): SessionRunInvocation<QwenSessionOptions> {
-  const { prompt, session = 'new', ...rest } = options;
-  if (session !== 'new') throw new TypeError(`agent-rx: a Qwen Code run with permission goes over ACP (qwen --acp), which opens a new session: session must be 'new'`);
+function qwenSessionRun(options: RunQwenOptions, prompt: RunPrompt): SessionRunInvocation<QwenSessionOptions> {
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', ...rest } = options;
+  if (session !== 'new') throw new TypeError(`agent-rx: a Qwen Code run with permission or an image goes over ACP (qwen --acp), which opens a new session: session must be 'new'`);
   return { asSession: { options: rest, prompt } };
 }
 

@@ -1,10 +1,11 @@
+import type { OutputSchema, Prompt } from '../../messages.js';
 import type { McpServer } from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, text, texts } from '../shared/option-schemas.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, text, texts } from '../shared/option-schemas.js';
 
 /**
  * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
@@ -30,9 +31,18 @@ export type QwenSessionChoice = 'new' | 'latest' | { readonly id: string } | { r
 export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
 
 /** Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunQwenOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions {
-  /** The prompt: one argument `--prompt=<text>`, which Qwen Code never reads as a flag. At most {@link QWEN_MAX_PROMPT_BYTES}. */
-  readonly prompt: string;
+export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions {
+  /**
+   * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
+   * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
+   * big), so every subscription sends the same bytes.
+   */
+  readonly prompt: Prompt;
+  /**
+   * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   */
+  readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which session the run uses (see {@link QwenSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
   readonly session?: QwenSessionChoice;
 }
@@ -87,7 +97,7 @@ const HOST = {
   extraArgs: texts().optional(),
 };
 
-const RUN_PROMPT = PROMPT.refine((prompt) => Buffer.byteLength(prompt) <= QWEN_MAX_PROMPT_BYTES, {
+const RUN_PROMPT = PROMPT.refine((prompt) => typeof prompt !== 'string' || Buffer.byteLength(prompt) <= QWEN_MAX_PROMPT_BYTES, {
   error: `must be at most ${String(QWEN_MAX_PROMPT_BYTES)} bytes (it is one argument of Qwen Code's)`,
 });
 const RUN_SESSION = z
@@ -98,13 +108,13 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
+  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
   session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
-  spec: z.strictObject({ prompt: RUN_PROMPT, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 
 /** What a fleet caller may choose of a Qwen Code run: a run spec's options (`{ agent: 'qwen', options }`). */
-export type QwenRunSpecOptions = Pick<RunQwenOptions, 'prompt' | 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
+export type QwenRunSpecOptions = SpecPromptOptions & Pick<RunQwenOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'approvalMode' | 'agentRetry' | 'session'>;
 
 // A run spec's options are exactly what its schema checks.
 type _QwenRunSpecMatchesItsSchema = Holds<SameOptions<QwenRunSpecOptions, z.input<typeof QWEN_OPTIONS.spec>>>;

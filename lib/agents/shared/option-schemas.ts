@@ -2,6 +2,7 @@
 // into a `TypeError` that names the option.
 import * as z from 'zod';
 import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
+import { ImageMimeTypeSchema, OutputSchemaSchema, type ImageMimeType, type JsonSchemaObject, type Prompt } from '../../messages.js';
 
 /** A non-empty string. */
 export const text = (): z.ZodString => z.string({ error: 'must be a non-empty string' }).min(1, { error: 'must be a non-empty string' });
@@ -26,8 +27,53 @@ const timeLimit = (): z.ZodNumber =>
     .positive({ error: `must be a number of ms > 0 and <= ${2 ** 31 - 1}` })
     .max(2 ** 31 - 1, { error: `must be a number of ms > 0 and <= ${2 ** 31 - 1}` });
 
-/** The prompt of a run: a string with something besides whitespace. */
-export const PROMPT = z.string({ error: 'must be a non-empty string' }).refine((prompt) => prompt.trim() !== '', { error: 'must not be empty (nor only whitespace)' });
+/**
+ * The prompt of a run: a string with something besides whitespace, or an array of parts (each
+ * part is checked when the run is made, with a `TypeError` naming it).
+ */
+export const PROMPT = z
+  .custom<Prompt>((value) => typeof value === 'string' || Array.isArray(value), { error: 'must be a non-empty string or an array of parts' })
+  .refine((prompt) => (typeof prompt === 'string' ? prompt.trim() !== '' : prompt.length > 0), { error: 'must not be empty (nor only whitespace)' });
+
+/** A run's `outputSchema`: a zod schema or a JSON Schema object. */
+export const OUTPUT_OPTIONS = { outputSchema: OutputSchemaSchema.optional() };
+
+/**
+ * The prompt of a fleet run spec: a string, or parts that carry what they hold (text, and images
+ * as base64 `data` with their `mimeType`): the worker cannot read the caller's files, so the
+ * dispatcher reads them first.
+ */
+export const SPEC_PROMPT = z.union(
+  [
+    z.string().refine((prompt) => prompt.trim() !== '', { error: 'must not be empty (nor only whitespace)' }),
+    z
+      .array(
+        z.union([
+          z.string(),
+          z.strictObject({ type: z.literal('text'), text: z.string() }),
+          z.strictObject({ type: z.literal('image'), data: z.string(), mimeType: ImageMimeTypeSchema }),
+        ]),
+      )
+      .min(1),
+  ],
+  { error: "must be a non-empty string or an array of text and image parts (images as base64 data with a mimeType)" },
+);
+
+/** The prompt of a fleet run spec: text, and images as base64 `data` with their `mimeType` (see {@link SPEC_PROMPT}). */
+export type SpecPrompt = string | readonly (string | { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: ImageMimeType })[];
+
+/** What a fleet run spec says of its prompt and its answer, for every agent. */
+export interface SpecPromptOptions {
+  /** The prompt: a string, or text and images (base64 `data` with a `mimeType`). */
+  readonly prompt: SpecPrompt;
+  /** The schema the answer must satisfy, as a JSON Schema object. */
+  readonly outputSchema?: JsonSchemaObject | undefined;
+}
+
+/** A fleet run spec's `outputSchema`: a JSON Schema object (a zod schema is made into one by the dispatcher). */
+export const SPEC_OUTPUT_OPTIONS = {
+  outputSchema: z.record(z.string(), z.unknown(), { error: 'must be a JSON Schema object' }).optional(),
+};
 
 /**
  * The process options a fleet caller may choose of a run (and every run takes): where it works

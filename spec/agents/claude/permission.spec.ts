@@ -116,6 +116,6 @@ describe('claudeCodeSession with permission', () => {
     expect(() => claudeCodeSession({ permission: 'ask', permissionMode: 'acceptEdits' })).not.toThrow();
     expect(() => claudeCodeSession({ permission: 'sometimes' as never })).toThrow(TypeError);
     expect(() => runClaudeCode({ prompt: 'p', permission: 'ask' } as never)).toThrow(TypeError);
-    expect(runInvocation(claudeAgent, { prompt: 'p', permission: 'allow-all' })).toEqual({ asSession: { options: { permission: 'allow-all' }, prompt: 'p' } });
+    expect(runInvocation(claudeAgent, { prompt: 'p', permission: 'allow-all' })).toEqual({ asSession: { options: { permission: 'allow-all' }, prompt: { content: [{ type: 'text', text: 'p' }] } } });
   });
 });

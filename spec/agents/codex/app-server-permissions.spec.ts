@@ -194,7 +194,7 @@ describe("codexSession's invocation: permission makes Codex ask", () => {
     expect(codexAgent.options.session.safeParse({ permission: 'ask', permissionTimeoutMs: 5000 }).success).toBe(true);
     expect(codexAgent.options.session.safeParse({ permission: 'maybe' }).success).toBe(false);
     expect(runInvocation(codexAgent, { prompt: 'p', permission: 'deny-all', permissionTimeoutMs: 900 })).toEqual({
-      asSession: { options: { session: 'new', permission: 'deny-all', permissionTimeoutMs: 900 }, prompt: 'p' },
+      asSession: { options: { session: 'new', permission: 'deny-all', permissionTimeoutMs: 900 }, prompt: { content: [{ type: 'text', text: 'p' }] } },
     });
     expect(() => runInvocation(codexAgent, { prompt: 'p', transport: 'exec', permission: 'deny-all' })).toThrow("agent-rx: a Codex run with permission goes over transport 'app-server' (exec cannot ask)");
     expect(() => runInvocation(codexAgent, { prompt: 'p', permission: 'ask' } as never)).toThrow(TypeError);

@@ -124,7 +124,7 @@ describe('pi arguments', () => {
     expect(() => sessionInvocation(piAgent, { permission: 'maybe' } as never)).toThrow(TypeError);
     expect(() => sessionInvocation(piAgent, { permission: 'ask', permissionTimeoutMs: -1 } as never)).toThrow(TypeError);
     expect(runInvocation(piAgent, { prompt: 'p', model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 })).toEqual({
-      asSession: { options: { model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 }, prompt: 'p' },
+      asSession: { options: { model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 }, prompt: { content: [{ type: 'text', text: 'p' }] } },
     });
     expect(() => runInvocation(piAgent, { prompt: 'p', permission: 'ask' } as never)).toThrow(/permission must be 'allow-all', 'allow-reads', 'deny-all' or a function of the request \('ask' is for sessions/);
   });

@@ -1,0 +1,120 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { CliMessage, OutputSchema, SessionMessage, TerminalCompleted, TerminalFailed, TurnCompleted, TurnFailed } from '../messages.js';
+import { AnswerText } from './answer-text.js';
+import { boundedAnswer, checkOutput, outputContract, outputFailureMessage, type OutputContract } from './output-schema.js';
+
+/**
+ * Follows the answer of one run or turn (its final text: the last model message, after the last
+ * tool call; or the structured value the agent gave) and checks it against an `outputSchema` when
+ * the run or turn ends.
+ */
+export class OutputWatch {
+  readonly #contract: OutputContract;
+  readonly #answer = new AnswerText();
+
+  constructor(contract: OutputContract) {
+    this.#contract = contract;
+  }
+
+  /** A content message of the run or turn. */
+  see(message: CliMessage | SessionMessage): void {
+    switch (message.type) {
+      case 'assistant':
+        this.#answer.append(message.text);
+        return;
+      case 'assistant.withdrawn':
+        this.#answer.withdraw(message.text);
+        return;
+      case 'tool.call':
+      case 'tool.update':
+      case 'tool.completed':
+      case 'tool.failed':
+        this.#answer.tool();
+        return;
+      default:
+        return;
+    }
+  }
+
+  /**
+   * A run's `terminal.completed` with the checked `output`, or a `terminal.failed` (`output-schema`)
+   * with the issues and the answer. A value in the terminal's `output` (set by an agent that gives
+   * structured output natively) is what is checked; else the final text.
+   */
+  completeRun(terminal: TerminalCompleted): TerminalCompleted | TerminalFailed {
+    const text = this.#answer.finalText;
+    const check = checkOutput(this.#contract, text, terminal.output === undefined ? undefined : { value: terminal.output });
+    if (check.ok) return { ...terminal, output: check.output };
+    return {
+      type: 'terminal.failed',
+      reason: 'output-schema',
+      message: outputFailureMessage(check.issues),
+      exitCode: 0,
+      signal: null,
+      stderr: '',
+      stderrTruncatedBytes: 0,
+      invalidOutputLines: [],
+      invalidOutputLinesOmitted: 0,
+      outputIssues: [...check.issues],
+      answer: boundedAnswer(terminal.output === undefined ? text : JSON.stringify(terminal.output)),
+      ...(terminal.sessionId === undefined ? {} : { sessionId: terminal.sessionId }),
+    };
+  }
+
+  /** A session's `turn.completed` with the checked `output`, or a `turn.failed` (`output-schema`). */
+  completeTurn(end: TurnCompleted): TurnCompleted | TurnFailed {
+    const text = this.#answer.finalText;
+    const check = checkOutput(this.#contract, text, end.output === undefined ? undefined : { value: end.output });
+    if (check.ok) return { ...end, output: check.output };
+    return {
+      type: 'turn.failed',
+      turn: end.turn,
+      reason: 'output-schema',
+      message: outputFailureMessage(check.issues),
+      outputIssues: [...check.issues],
+      answer: boundedAnswer(end.output === undefined ? text : JSON.stringify(end.output)),
+    };
+  }
+}
+
+/**
+ * Checks a run's answer against `schema` at its `terminal.completed`: the terminal gets the parsed,
+ * validated `output` (typed through a zod schema), or becomes `terminal.failed` (`output-schema`)
+ * with the issues and the answer. Everything else passes as it is. Runs given `outputSchema` do
+ * this already (and tell the agent the schema); this is for a stream read back from elsewhere, a
+ * fleet run's or a recording's, whose agent was told it. Throws a `TypeError` now for a schema
+ * that is neither zod nor JSON Schema.
+ *
+ * @example
+ * const Verdict = z.object({ verdict: z.enum(['pass', 'fail']), reasons: z.array(z.string()) });
+ * fromAgentEventSource(new EventSource('/runs/42/events')).pipe(checkRunOutput(Verdict), collectRun()).subscribe((result) => {
+ *   if (result.ok) console.log(result.output.verdict);
+ * });
+ */
+export function checkRunOutput<Output = unknown>(schema: OutputSchema<Output>): OperatorFunction<CliMessage, CliMessage<Output>> {
+  return checkRunOutputWith(outputContract(schema)) as OperatorFunction<CliMessage, CliMessage<Output>>;
+}
+
+/** {@link checkRunOutput} with the schema made ready. */
+export function checkRunOutputWith(contract: OutputContract): OperatorFunction<CliMessage, CliMessage> {
+  return (source) =>
+    new Observable<CliMessage>((subscriber) => {
+      const watch = new OutputWatch(contract);
+      return source.subscribe({
+        next: (message) => {
+          if (message.type === 'terminal.completed') {
+            subscriber.next(watch.completeRun(message));
+            return;
+          }
+          watch.see(message);
+          subscriber.next(message);
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
+        complete: () => {
+          subscriber.complete();
+        },
+      });
+    });
+}
