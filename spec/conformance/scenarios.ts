@@ -1,3 +1,5 @@
+import { deflateSync } from 'node:zlib';
+
 /**
  * Scenarios of the fake model server, independent of the wire format.
  *
@@ -33,6 +35,9 @@ export const SCENARIO_IDS = [
   'flaky500',
   'long_text',
   'hang',
+  'json_ok',
+  'json_prose',
+  'json_bad',
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
@@ -49,6 +54,26 @@ export const REASONING_MODEL_IDS: ReadonlySet<string> = new Set(['thinking_text'
 /** Content of `notes.txt`, the file the `read_tool` scenario reads (pi-env writes it into the cwd). */
 export const NOTES_FILE = 'notes.txt';
 export const NOTES_TXT = 'agent-rx notes: the magic number is 4217.\nSecond line ✓\n';
+
+/**
+ * The typed-answer scenarios: `json_ok` answers {@link JSON_OK_VALUE}, `json_bad` a value that fails
+ * {@link JSON_TEST_SCHEMA} ({@link JSON_BAD_VALUE}), `json_prose` prose ({@link JSON_PROSE}). When
+ * the request offers a structured-output tool (Claude Code's `StructuredOutput` with
+ * `--json-schema`, Qwen Code's `structured_output`), the value goes as that tool's input (prose
+ * stays prose); otherwise as the answer's text.
+ */
+export const JSON_OK_VALUE = { answer: 'forty-two', n: 42 } as const;
+export const JSON_BAD_VALUE = { answer: 42 } as const;
+export const JSON_PROSE = 'The answer is forty-two, as everyone knows.';
+/** The JSON Schema {@link JSON_OK_VALUE} satisfies and {@link JSON_BAD_VALUE} does not. */
+export const JSON_TEST_SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' }, n: { type: 'number' } },
+  required: ['answer', 'n'],
+  additionalProperties: false,
+} as const;
+/** Tools through which a CLI takes a structured answer. */
+export const STRUCTURED_OUTPUT_TOOLS: readonly string[] = ['StructuredOutput', 'structured_output'];
 
 /** What the bash tool is expected to print for the `bash_tool` scenario. */
 export const BASH_TOOL_COMMAND = 'echo hello';
@@ -412,7 +437,21 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
     case 'http429':
     case 'http401':
       return errorPlan(scenario);
+    case 'json_ok':
+    case 'json_bad':
+    case 'json_prose':
+      return jsonPlan(scenario, view);
   }
+}
+
+function jsonPlan(scenario: 'json_ok' | 'json_bad' | 'json_prose', view: ConversationView): ReplyPlan {
+  if (scenario === 'json_prose') return stream([{ type: 'text', chunks: splitWords(JSON_PROSE) }], 'stop');
+  const value = scenario === 'json_ok' ? JSON_OK_VALUE : JSON_BAD_VALUE;
+  const tool = view.toolNames.find((name) => STRUCTURED_OUTPUT_TOOLS.includes(name));
+  // After a structured answer was taken, the turn is over: a short closing text.
+  if (tool !== undefined && view.lastIsToolResult && scenario === 'json_ok') return stream([{ type: 'text', chunks: ['Done.'] }], 'stop');
+  if (tool !== undefined) return stream([{ type: 'toolCall', name: tool, argChunks: argPieces(value) }], 'toolUse');
+  return stream([{ type: 'text', chunks: argPieces(value) }], 'stop');
 }
 
 function errorPlan(kind: keyof typeof ERRORS): ReplyPlan {
@@ -472,6 +511,12 @@ export function expectedText(model: string): string {
       return FLAKY_TEXT_CHUNKS.join('');
     case 'slow_text':
       return SLOW_TEXT_CHUNKS.join('');
+    case 'json_ok':
+      return JSON.stringify(JSON_OK_VALUE);
+    case 'json_bad':
+      return JSON.stringify(JSON_BAD_VALUE);
+    case 'json_prose':
+      return JSON_PROSE;
     case 'echo':
     case 'recall':
     case 'http500':
@@ -584,4 +629,90 @@ function codexErrorMessage(kind: keyof typeof ERRORS, responsesBaseUrl: string |
       if (responsesBaseUrl === undefined) throw new Error('the http401 message names the URL: pass responsesBaseUrl');
       return `unexpected status 401 Unauthorized: ${ERRORS.http401.message}, url: ${responsesBaseUrl}/responses`;
   }
+}
+
+/** An image found in a model request: its type and its bytes in base64. */
+export interface RequestImage {
+  readonly mimeType: string;
+  readonly data: string;
+}
+
+/**
+ * Every image a request body carries, in order, whatever the wire: OpenAI chat `image_url` and
+ * Responses `input_image` data URLs, Anthropic `image` blocks with a base64 source, Gemini
+ * `inlineData`.
+ */
+export function imagesInRequest(body: unknown): RequestImage[] {
+  const found: RequestImage[] = [];
+  const dataUrl = (url: unknown): void => {
+    if (typeof url !== 'string') return;
+    const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+    if (match !== null) found.push({ mimeType: match[1] ?? '', data: match[2] ?? '' });
+  };
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item);
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    const record = value as Record<string, unknown>;
+    if (record['type'] === 'image_url') {
+      const inner = record['image_url'];
+      dataUrl(typeof inner === 'object' && inner !== null ? (inner as Record<string, unknown>)['url'] : inner);
+      return;
+    }
+    if (record['type'] === 'input_image') {
+      dataUrl(record['image_url']);
+      return;
+    }
+    const source = record['source'];
+    if (record['type'] === 'image' && typeof source === 'object' && source !== null) {
+      const { media_type: mediaType, data } = source as Record<string, unknown>;
+      if (typeof mediaType === 'string' && typeof data === 'string') found.push({ mimeType: mediaType, data });
+      return;
+    }
+    const inline = record['inlineData'];
+    if (typeof inline === 'object' && inline !== null) {
+      const { mimeType, data } = inline as Record<string, unknown>;
+      if (typeof mimeType === 'string' && typeof data === 'string') found.push({ mimeType, data });
+      return;
+    }
+    for (const item of Object.values(record)) walk(item);
+  };
+  walk(body);
+  return found;
+}
+
+/** A small PNG made here: a 2x2 image of four colours, encoded with zlib, and its bytes in base64. */
+export function testPng(): { readonly bytes: Uint8Array; readonly base64: string } {
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(2, 0); // width
+  header.writeUInt32BE(2, 4); // height
+  header.set([8, 2, 0, 0, 0], 8); // 8 bits, RGB, deflate, no filter method, no interlace
+  // Each row: filter byte 0, then RGB pixels.
+  const rows = Buffer.from([0, 255, 0, 0, 0, 255, 0, 0, 0, 0, 255, 255, 255, 255]);
+  const png = Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+  return { bytes: Uint8Array.from(png), base64: png.toString('base64') };
+}
+
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit += 1) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
 }
