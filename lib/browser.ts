@@ -80,6 +80,7 @@ export {
   PromptPartSchema,
   OutputSchemaSchema,
   OutputIssueSchema,
+  ToolContentSchema,
   isTurnStarted,
   isTurnCompleted,
   isTurnFailed,
@@ -155,4 +156,5 @@ export type {
   OutputSchema,
   JsonSchemaObject,
   OutputIssue,
+  ToolContent,
 } from './messages.js';

@@ -220,12 +220,29 @@ export const ToolUpdateSchema = z.object({
   output: z.string(),
 });
 
-/** A tool call's result, once per `toolCallId`: `output` is its text. */
+/**
+ * What a tool gave back besides its text, agent-independent: an image it made or read (base64 with
+ * its type), or a file it changed (its path, the text before, `null` for a new file, and after).
+ */
+export type ToolContent =
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'diff'; path: string; oldText: string | null; newText: string };
+/** Validates a {@link ToolContent}. */
+export const ToolContentSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('image'), data: z.string(), mimeType: z.string() }),
+  z.object({ type: z.literal('diff'), path: z.string(), oldText: z.string().nullable(), newText: z.string() }),
+]);
+
+/**
+ * A tool call's result, once per `toolCallId`: `output` is its text; `content`, where the agent
+ * reports them, the images it gave back and the files it changed.
+ */
 export interface ToolCompleted {
   type: 'tool.completed';
   toolCallId: string;
   name: string;
   output: string;
+  content?: ToolContent[] | undefined;
 }
 /** Validates a {@link ToolCompleted}. */
 export const ToolCompletedSchema = z.object({
@@ -233,6 +250,7 @@ export const ToolCompletedSchema = z.object({
   toolCallId: z.string(),
   name: z.string(),
   output: z.string(),
+  content: z.array(ToolContentSchema).optional(),
 });
 
 /** A tool call that failed, once per `toolCallId`: `output` is what the tool or the agent said. */
