@@ -10,6 +10,7 @@ import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
+import { promptConformance } from './prompt-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -189,5 +190,16 @@ describe('runPi with permission: a one-prompt session, where the agent asks', ()
     cwd: world.env.cwd,
     tool: 'bash',
     run: (prompt, permission, onStopped) => runPi({ ...(options(onStopped, { }) as Omit<PiSessionOptions, 'permission'>), prompt, ...permission }),
+  }));
+});
+
+describe('prompt parts and typed answers on the real pi', () => {
+  promptConformance(() => ({
+    name: 'pi',
+    tag: TAG,
+    cwd: world.env.cwd,
+    server: world.server,
+    run: (prompt, outputSchema) => runPi({ ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>), prompt, ...(outputSchema === undefined ? {} : { outputSchema }) }),
+    session: (onStopped) => piSession(options(onStopped)),
   }));
 });
