@@ -102,12 +102,20 @@ export function checkRunOutputWith(contract: OutputContract): OperatorFunction<C
       const watch = new OutputWatch(contract);
       return source.subscribe({
         next: (message) => {
-          if (message.type === 'terminal.completed') {
-            subscriber.next(watch.completeRun(message));
+          if (message.type !== 'terminal.completed') {
+            watch.see(message);
+            subscriber.next(message);
             return;
           }
-          watch.see(message);
-          subscriber.next(message);
+          let checked: CliMessage;
+          try {
+            checked = watch.completeRun(message);
+          } catch (error: unknown) {
+            // The caller's schema threw (a refine of its own): the caller's error, in the error channel.
+            subscriber.error(error);
+            return;
+          }
+          subscriber.next(checked);
         },
         error: (error: unknown) => {
           subscriber.error(error);

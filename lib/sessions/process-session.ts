@@ -175,9 +175,12 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
             const message = effect.message;
             if (watch !== null) {
               if (message.type === 'turn.completed') {
-                const checked = watch.completeTurn(message);
+                const turnWatch = watch;
                 watch = null;
-                subscriber.next(checked);
+                // A schema that throws (a refine of the caller's) errors the stream, as a throwing callback does.
+                guarded(() => {
+                  subscriber.next(turnWatch.completeTurn(message));
+                });
                 return;
               }
               if (message.type === 'turn.failed') watch = null;
