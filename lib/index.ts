@@ -35,6 +35,7 @@ export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } 
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
 export { checkRunOutput } from './operators/turn-output.js';
 export type { OutputContract } from './operators/output-schema.js';
+export type { SpecPrompt, SpecPromptOptions } from './agents/shared/option-schemas.js';
 export { MAX_IMAGE_BYTES, MAX_FILE_BYTES, type PromptContent, type ContentPart, type RunPrompt, type PromptAbilities } from './operators/prompt-parts.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
 export type { Dialect, MessageMapping, Conclusion, FailureDetails, ToolVocabulary } from './operators/dialect.js';

@@ -217,7 +217,7 @@ export function preparedPromptOf(command: unknown): PreparedPrompt | undefined {
 
 /**
  * A run's prompt made ready at call time: its content (parts read and checked) and its schema.
- * An agent's run invocation gives it to its agent: as text ({@link runPromptText}) on a transport
+ * An agent's run invocation gives it to its agent: as text (`runPromptText`) on a transport
  * that takes text only, or as a one-prompt session's first command.
  */
 export interface RunPrompt {

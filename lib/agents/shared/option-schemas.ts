@@ -59,7 +59,7 @@ export const SPEC_PROMPT = z.union(
   { error: "must be a non-empty string or an array of text and image parts (images as base64 data with a mimeType)" },
 );
 
-/** The prompt of a fleet run spec: text, and images as base64 `data` with their `mimeType` (see {@link SPEC_PROMPT}). */
+/** The prompt of a fleet run spec: text, and images as base64 `data` with their `mimeType`. */
 export type SpecPrompt = string | readonly (string | { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: ImageMimeType })[];
 
 /** What a fleet run spec says of its prompt and its answer, for every agent. */
