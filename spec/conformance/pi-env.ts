@@ -61,7 +61,8 @@ export async function createPiEnv(options: PiEnvOptions): Promise<PiEnv> {
   await mkdir(cwd, { recursive: true });
 
   const modelIds = [...new Set([...DEFAULT_MODEL_IDS, ...(options.extraModelIds ?? [])])];
-  const models = modelIds.map((id) => (REASONING_MODEL_IDS.has(id) ? { id, reasoning: true } : { id }));
+  // Every model takes images: without `input` pi replaces each image with a note, silently.
+  const models = modelIds.map((id) => ({ id, input: ['text', 'image'], ...(REASONING_MODEL_IDS.has(id) ? { reasoning: true } : {}) }));
   const base = options.baseUrl.replace(/\/+$/, '');
   const modelsJson = {
     providers: {

@@ -19,7 +19,8 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * Failures arrive in the stream: a missing pi is a `terminal.failed` with reason `spawn`; a model
  * error that pi reports with exit code 0 is `agent-error`. Invalid options throw `TypeError` now.
  *
- * - The prompt goes on stdin, which is then closed (see {@link RunPiOptions.prompt}).
+ * - The prompt goes on stdin, which is then closed (see {@link RunPiOptions.prompt}); a run whose
+ *   prompt has an image goes as a one-prompt session (`pi --mode rpc`), where images go as bytes.
  * - `interrupt` defaults to `{ signal: 'SIGTERM' }`: SIGTERM makes pi kill its tool commands (which
  *   run in their own session) and exit 143; SIGINT would orphan them.
  * - pi reports model errors (HTTP 4xx/5xx, connection errors) with exit code 0: they are
@@ -55,7 +56,24 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * before it runs and asks the host through pi's RPC dialogs (`extension_ui_request` `confirm`,
  * answered by `extension_ui_response`): `permission.requested` carries pi's tool call id, tool
  * name, kind, summary and input, options `allow` and `deny`; a deny blocks the call (the model
- * gets an error result, the turn goes on). Runs (`pi --mode json`) have no dialogs: no `permission`.
+ * gets an error result, the turn goes on). pi's json mode has no dialogs: a run with `permission`
+ * goes as a one-prompt session.
+ *
+ * Prompt parts and typed answers, for runs and sessions:
+ * - images: native. They go as bytes in the RPC `prompt` command's `images` (for a steer and a
+ *   follow-up too), base64 with their type, in the prompt's order after its text; pi neither
+ *   resizes nor checks them (agent-rx checks their type and the 5 MB limit). pi gives a model an
+ *   image only if its `models.json` entry says `input: ["text", "image"]` (pi's built-in vision
+ *   models do): for a text-only model pi replaces each image with a note, "(image omitted: model
+ *   does not support images)", and no error is reported. agent-rx cannot know a model's
+ *   modalities: choose a vision model.
+ * - files: emulated. pi's RPC has no file reference: agent-rx reads the file and puts its text in
+ *   the message, as a `<file path="…">` block where the part was.
+ * - `outputSchema`: emulated. pi has no structured output: the schema goes into the prompt as an
+ *   instruction, and the answer's text is parsed and validated (`output`, or `output-schema`).
+ * - Tool results: images a tool gives back (pi's `read` of an image file) are in
+ *   `tool.completed.content`. Files a tool changed are not: pi's `edit` reports only a display
+ *   diff (changed lines with a few lines around them), never the file's text before and after.
  */
 export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSetup, PiRunSpecOptions> = {
   name: 'pi',

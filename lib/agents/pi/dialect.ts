@@ -1,5 +1,5 @@
 import type { OperatorFunction } from 'rxjs';
-import type { CliMessage, Usage } from '../../messages.js';
+import type { CliMessage, ToolContent, Usage } from '../../messages.js';
 import { agentOutputToMessages } from '../../operators/agent-output-to-messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
@@ -8,7 +8,7 @@ import type { TextReading } from '../../operators/snapshot-to-delta.js';
 import { firstMeaningfulLine } from '../../operators/stderr-lines.js';
 import type { ProcessItem } from '../../process/items.js';
 import { contentText } from '../shared/content.js';
-import { narrowEvents } from '../shared/events.js';
+import { field, narrowEvents, stringOf } from '../shared/events.js';
 import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
@@ -175,11 +175,33 @@ function mapPiEvent(state: PiState, event: AgentEvent): readonly CliMessage[] {
     }
     case 'tool_execution_end': {
       const end = known(event, 'tool_execution_end');
-      return end === null ? [] : state.tools.result(end.toolCallId, end.toolName, contentText(end.result?.content), end.isError === true);
+      if (end === null) return [];
+      const failed = end.isError === true;
+      const messages = state.tools.result(end.toolCallId, end.toolName, contentText(end.result?.content), failed);
+      const content = failed ? [] : toolImages(end.result?.content);
+      return content.length === 0 ? messages : messages.map((message) => (message.type === 'tool.completed' ? { ...message, content } : message));
     }
     default:
       return [];
   }
+}
+
+/**
+ * The images of a tool's result (pi-ai's `ImageContent` blocks: `{ type: 'image', data, mimeType }`,
+ * e.g. pi's `read` of an image file), for `tool.completed.content`. Files a tool changed are not
+ * read: pi's `edit` reports a display diff only (`details.diff`: numbered changed lines with a few
+ * around them, the rest elided), never the text before and after, and `write` does not say whether
+ * the file existed.
+ */
+function toolImages(content: readonly { readonly type: string }[] | undefined): ToolContent[] {
+  const images: ToolContent[] = [];
+  for (const block of content ?? []) {
+    if (block.type !== 'image') continue;
+    const data = stringOf(field(block, 'data'));
+    const mimeType = stringOf(field(block, 'mimeType'));
+    if (data !== undefined && data !== '' && mimeType !== undefined) images.push({ type: 'image', data, mimeType });
+  }
+  return images;
 }
 
 function onMessageEnd(state: PiState, end: PiEventOf<'message_end'> | null): readonly CliMessage[] {

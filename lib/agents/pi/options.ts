@@ -24,12 +24,17 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
-   * big), so every subscription sends the same bytes.
+   * big), so every subscription sends the same bytes. Text and files (each inlined as a
+   * `<file path="…">` block) go on stdin; a prompt with an image runs as a one-prompt session
+   * (`pi --mode rpc`) whose `prompt` command carries the images as bytes. pi gives images only to
+   * a model its `models.json` declares with `input: ["text", "image"]`: a text-only model gets a
+   * note from pi in place of each image, and no error.
    */
   readonly prompt: Prompt;
   /**
    * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
-   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`. pi has
+   * no structured output: the schema is an instruction appended to the prompt (emulated).
    */
   readonly outputSchema?: OutputSchema<Output> | undefined;
 }
@@ -47,6 +52,12 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
  * options `allow` and `deny` (pi has no "always": `allow-always` is taken as `allow`, `deny-always`
  * as `deny`). A deny blocks the call: the model gets an error result for it and the turn goes on.
  * Tools of pi's other extensions are asked about too.
+ *
+ * **Prompt parts.** A `prompt`, `follow-up` or `steer` with `parts` goes as one RPC `prompt`
+ * command: its text and files (inlined as `<file path="…">` blocks) in `message`, its images as
+ * bytes in `images` (only for a model declared with `input: ["text", "image"]`; pi replaces them
+ * with a note for a text-only model). A turn's `outputSchema` is an instruction appended to the
+ * prompt, and the answer is validated at `turn.completed`.
  */
 export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions {}
 

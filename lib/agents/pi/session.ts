@@ -1,5 +1,6 @@
 import type { CliMessage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
+import { contentText } from '../../operators/prompt-parts.js';
 import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput } from '../../sessions/session-machine.js';
 import { field, stringOf } from '../shared/events.js';
@@ -75,6 +76,8 @@ export function piSessionProtocol(options: { readonly resuming?: boolean } = {})
   const resuming = options.resuming === true;
   return {
     name: 'pi',
+    // Images go as bytes in the command's `images`; files are read by agent-rx and go as text.
+    prompts: { image: true, file: true },
     createState: () => ({ nextId: 0, sessionId: undefined, turn: null, carried: 0 }),
     // pi answers `get_state` as soon as it reads commands, with the session's id: the session is
     // announced then, before the first prompt is written.
@@ -100,7 +103,7 @@ function act(state: PiSessionState, ask: SessionAsk): ProtocolReaction {
         abort: null,
       };
       state.carried = 0;
-      return { outputs: [{ type: 'write', line: { id: promptId, type: 'prompt', message: ask.input.text } }] };
+      return { outputs: [{ type: 'write', line: { id: promptId, type: 'prompt', ...promptFields(ask.input) } }] };
     }
     case 'steer': {
       const turn = state.turn;
@@ -108,7 +111,7 @@ function act(state: PiSessionState, ask: SessionAsk): ProtocolReaction {
       const id = nextId(state, 'steer');
       turn.unechoed += 1;
       turn.steers.set(id, ask.input);
-      return { outputs: [{ type: 'write', line: { id, type: 'prompt', message: ask.input.text, streamingBehavior: 'steer' } }] };
+      return { outputs: [{ type: 'write', line: { id, type: 'prompt', ...promptFields(ask.input), streamingBehavior: 'steer' } }] };
     }
     case 'abort': {
       const turn = state.turn;
@@ -119,6 +122,29 @@ function act(state: PiSessionState, ask: SessionAsk): ProtocolReaction {
     case 'end':
       return { outputs: [{ type: 'endInput' }] };
   }
+}
+
+/** An image as pi's RPC takes it (pi-ai's `ImageContent`). */
+interface PiImage {
+  readonly type: 'image';
+  /** Base64. */
+  readonly data: string;
+  readonly mimeType: string;
+}
+
+/**
+ * What a `prompt` command says for an input: `message`, its text with each file as a `<file>`
+ * block (pi's RPC has no file reference), and `images`, its images' bytes in order. pi does not
+ * resize or check them; a model that pi's `models.json` does not declare with `input: ["text",
+ * "image"]` gets a note instead of each image, from pi itself.
+ */
+function promptFields(input: Pick<SessionInput, 'text' | 'content'>): { readonly message: string; readonly images?: readonly PiImage[] } {
+  const content = input.content;
+  if (content === undefined) return { message: input.text };
+  const images: PiImage[] = [];
+  for (const part of content) if (part.type === 'image') images.push({ type: 'image', data: part.data, mimeType: part.mimeType });
+  const message = contentText(content.filter((part) => part.type !== 'image'));
+  return images.length === 0 ? { message } : { message, images };
 }
 
 function read(state: PiSessionState, event: AgentEvent, resuming: boolean): ProtocolReaction {
