@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { map } from 'rxjs';
 import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
-import { agentSession } from '../sessions/agent-session.js';
+import { agentSession, sessionInvocation } from '../sessions/agent-session.js';
 import { DEFAULT_PERMISSION_TIMEOUT_MS } from '../sessions/process-session.js';
 import { agentFlagHelp, agentFlagOptions } from './agent-flags.js';
 import { stopAllRuns } from '../process/run-registry.js';
@@ -41,12 +41,24 @@ Permissions: each tool call the agent asks about is a session/request_permission
 with the options the agent accepts (allow_once, allow_always, reject_once, reject_always); a
 cancelled answer denies; a request not answered within ${String(DEFAULT_PERMISSION_TIMEOUT_MS / 60_000)} minutes is denied (and withdrawn).
 
+Prompts: text; images (promptCapabilities.image, where the agent's sessions take them); embedded
+resources, given to the agent as <file path="…"> text; resource_link to a file:// URI, read as a
+file (an image file as an image). Audio, links that are not files and binary resources that are
+not images refuse the prompt (invalid params, naming the block).
+
 Extension methods (besides ACP's own): _agent-rx/steer and _agent-rx/follow-up, params
 { sessionId, text }.
 `;
 
 export type AcpRequest =
-  | { readonly kind: 'acp'; readonly agent: AgentName; readonly options: ChatSessionOptions; readonly session: AcpSessionFactory }
+  | {
+      readonly kind: 'acp';
+      readonly agent: AgentName;
+      readonly options: ChatSessionOptions;
+      readonly session: AcpSessionFactory;
+      /** Whether the agent's sessions take images (its session protocol's `prompts.image`): `promptCapabilities.image`. */
+      readonly images: boolean;
+    }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string };
 
@@ -74,20 +86,23 @@ export function parseAcpArgs(argv: readonly string[]): AcpRequest {
     const built = agentSession(definition, { ...sessionOptions, cwd: request.cwd, ...(forwarded ? { permission: request.permission } : {}) });
     return (commands) => commands.pipe(built, map(inFlagWords));
   };
-  // Build once now, so that invalid options are reported as usage errors, not at the first session.
+  // Build once now, so that invalid options are reported as usage errors, not at the first session;
+  // what its prompts take is what the editor is told.
+  let images: boolean;
   try {
     session({ cwd: process.cwd(), mcpServers: [], permission: 'ask' });
+    images = sessionInvocation(definition, { ...sessionOptions, cwd: process.cwd() }).protocol.prompts?.image === true;
   } catch (error) {
     return { kind: 'usage-error', message: errorText(error) };
   }
-  return { kind: 'acp', agent, options: sessionOptions, session };
+  return { kind: 'acp', agent, options: sessionOptions, session, images };
 }
 
 /** Parses `acp`'s arguments and serves; sets `process.exitCode` (2 on a usage error). */
 export function acp(argv: readonly string[]): void {
   const request = parseAcpArgs(argv);
   if (answeredUsage('acp', ACP_USAGE, request)) return;
-  const server = serveAcp(request.session, { name: `agent-rx-${request.agent}`, title: `${AGENTS[request.agent].displayName} (agent-rx)` });
+  const server = serveAcp(request.session, { name: `agent-rx-${request.agent}`, title: `${AGENTS[request.agent].displayName} (agent-rx)`, images: request.images });
   // The editor closed the connection: every session's stop sequence, then exit.
   void server.closed.then(async () => {
     await stopAllRuns();

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { map, type OperatorFunction } from 'rxjs';
 import { agentByName, AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
-import type { SessionCommand, SessionMessage } from '../messages.js';
+import type { PromptPart, SessionCommand, SessionMessage } from '../messages.js';
 import { agentSession } from '../sessions/agent-session.js';
 import { executableHelp } from './agent-help.js';
 import { agentFlagHelp, agentFlagOptions, agentFlagValues } from './agent-flags.js';
@@ -23,6 +23,11 @@ or Ctrl-D ends the session after the running turn; a Ctrl-C after that stops the
 (exit 130). When stdin is not a terminal, each line read is sent as a prompt and the session
 ends at the end of the input. Exit code: 0 when the session completed, 1 when it failed, 2 on a
 usage error.
+
+A line /image <path> [text] or /file <path> [text] gives the agent an image (PNG, JPEG, GIF or
+WebP) or a text file with the next prompt: with text, that prompt is sent now; without, the next
+line typed is. A path with spaces goes in double quotes; it is taken from where the chat runs. An
+agent whose sessions cannot take an image does not send the prompt, and says so.
 
 options:
   --agent <${AGENT_NAMES.join('|')}>
@@ -117,6 +122,34 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
     options,
     session,
   };
+}
+
+/** A line typed in the chat: text to send, an image or a file to send with it (`/image <path> [text]`, `/file <path> [text]`), or what is wrong with such a line. */
+export type ChatLine =
+  | { readonly kind: 'text'; readonly text: string }
+  | {
+      readonly kind: 'attach';
+      /** The image or file, its path absolute. */
+      readonly part: Extract<PromptPart, { readonly path: string }>;
+      /** The path as typed. */
+      readonly given: string;
+      /** The prompt to send with it now, or `''`: it goes with the next one. */
+      readonly text: string;
+    }
+  | { readonly kind: 'problem'; readonly message: string };
+
+/** Reads a chat line (trimmed): `/image` and `/file` lines take a path (in double quotes when it has spaces), taken from `cwd`. */
+export function readChatLine(line: string, cwd: string = process.cwd()): ChatLine {
+  const command = /^\/(image|file)(?:\s+|$)/.exec(line);
+  if (command === null) return { kind: 'text', text: line };
+  const type = command[1] === 'image' ? 'image' : 'file';
+  const rest = line.slice(command[0].length);
+  const quoted = /^"([^"]*)"(?:\s+|$)/.exec(rest);
+  const given = quoted === null ? (/^\S+/.exec(rest)?.[0] ?? '') : (quoted[1] ?? '');
+  if (given.trim() === '') return { kind: 'problem', message: `/${type} needs a path: /${type} <path> [text]` };
+  if (quoted === null && given.startsWith('"')) return { kind: 'problem', message: `/${type}: the path's closing quote is missing` };
+  const text = rest.slice(quoted === null ? given.length : quoted[0].length).trim();
+  return { kind: 'attach', part: { type, path: resolve(cwd, given) }, given, text };
 }
 
 /** The values of parseArgs that make an agent's session options (`AGENT_OPTIONS` and the agents' own flags). */

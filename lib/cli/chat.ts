@@ -1,11 +1,12 @@
 // `agent-rx chat [options]`: an interactive session on an agent; see CHAT_USAGE.
+import { existsSync } from 'node:fs';
 import { createInterface, type Interface } from 'node:readline';
 import { Subject } from 'rxjs';
-import type { CliMessage, PermissionRequested, SessionCommand, SessionMessage, TerminalMessage } from '../messages.js';
+import type { CliMessage, PermissionRequested, PromptPart, SessionCommand, SessionMessage, TerminalMessage } from '../messages.js';
 import { approveAnswer, approveQuestion } from './approve.js';
 import { stopAllRuns } from '../process/run-registry.js';
 import { colorEnabled, isTerminalStream, palette } from './ansi.js';
-import { CHAT_USAGE, parseChatArgs, type ChatRequest } from './chat-command.js';
+import { CHAT_USAGE, parseChatArgs, readChatLine, type ChatRequest } from './chat-command.js';
 import { acceptedNote, addTokens, ChatScreen, droppedNote, sessionEnd, statusLine, turnFailedLine, type TokenCount } from './chat-render.js';
 import { createRenderer, type Renderer } from './render.js';
 import { onStopSignals } from './stop-signals.js';
@@ -82,9 +83,12 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
   let content: Renderer = createRenderer({ color });
   const sessionRenderer = createRenderer({ color });
 
+  /** Images and files given with `/image` and `/file`, sent with the next prompt or steer. */
+  const attached: PromptPart[] = [];
   const send = (command: SessionCommand & { readonly id: string }, shown: boolean): void => {
     sent.set(command.id, { shown });
-    commands.next(command);
+    const parts = attached.splice(0);
+    commands.next(parts.length === 0 || (command.type !== 'prompt' && command.type !== 'steer') ? command : { ...command, parts });
   };
   const nextId = (): string => `c${String((lastId += 1))}`;
   const note = (text: string): void => {
@@ -208,13 +212,30 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
   });
 
   rl.on('line', (line) => {
-    const text = line.trim();
+    let text = line.trim();
     const waiting = pending[0];
     if (waiting !== undefined && interactive) {
       // The answer to the request asked: the next one (if any) is asked once this one is resolved.
       screen.inputSent();
       commands.next({ type: 'permission', requestId: waiting.requestId, decision: approveAnswer(text, waiting), id: nextId() });
       return;
+    }
+    // `/image <path> [text]`, `/file <path> [text]`: kept for the prompt sent with it, or the next one.
+    const read = readChatLine(text);
+    if (read.kind !== 'text') {
+      screen.inputSent();
+      const found = read.kind === 'attach' && existsSync(read.part.path);
+      if (read.kind === 'problem') note(c.yellow(`⚠ ${read.message}`));
+      else if (!found) note(c.yellow(`⚠ not attached: ${read.given} does not exist`));
+      else {
+        attached.push(read.part);
+        note(c.dim(`+ ${read.part.type} ${read.given}${read.text === '' ? ' · goes with the next prompt' : ''}`));
+      }
+      if (!found || read.text === '') {
+        if (!busy && interactive && inputOpen) screen.showInput(IDLE_PROMPT);
+        return;
+      }
+      text = read.text;
     }
     if (!interactive) {
       if (text !== '') send({ type: 'prompt', text, id: nextId() }, false);
@@ -265,7 +286,7 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
     });
     out(`${c.dim(`agent-rx chat · ${request.description}`)}\n`);
     out(
-      `${c.dim(`Enter sends · Enter while a turn runs ${request.queue ? 'queues it for after the turn' : 'steers it'} · Ctrl-C aborts the turn · Ctrl-D ends`)}\n`,
+      `${c.dim(`Enter sends · Enter while a turn runs ${request.queue ? 'queues it for after the turn' : 'steers it'} · Ctrl-C aborts the turn · Ctrl-D ends · /image or /file <path> attaches`)}\n`,
     );
     screen.showInput(IDLE_PROMPT);
   } else {

@@ -13,12 +13,13 @@ const FLAG_WORDS: Readonly<Partial<Record<FailureReason, readonly (readonly [Reg
     [/\(gracePeriodMs\)/, '(--grace)'],
   ],
   stopped: [[/^the host stopped the (.+) run \(stopAllRuns\)$/, 'the $1 run was interrupted']],
+  'output-schema': [[/\boutputSchema\b/, '--output-schema']],
 };
 
 /**
  * A failure as a person at the command line reads it: the API's option names in its message
- * (`executable`, `timeoutMs`, `idleTimeoutMs`, `gracePeriodMs`) replaced by the flags
- * (`--executable <path>`, `--timeout`, `--idle-timeout`, `--grace`), and `stopAllRuns` by an
+ * (`executable`, `timeoutMs`, `idleTimeoutMs`, `gracePeriodMs`, `outputSchema`) replaced by the flags
+ * (`--executable <path>`, `--timeout`, `--idle-timeout`, `--grace`, `--output-schema`), and `stopAllRuns` by an
  * interruption. Other messages pass unchanged; so do all of them with `--json` (they are data).
  */
 export function inFlagWords<M extends CliMessage | SessionMessage>(message: M): M {

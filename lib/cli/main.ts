@@ -64,11 +64,15 @@ async function run(argv: readonly string[]): Promise<void> {
   if (request.kind === 'read-stdin') request = parseRunArgs(argv, { ...input, stdin: await readStdin() });
   if (request.kind === 'read-stdin' || answeredUsage('run', RUN_USAGE, request)) return;
   if (request.notice !== undefined) process.stderr.write(`agent-rx run: ${request.notice}\n`);
+  // With --output-schema, stdout is for the answer (JSON) alone: the run is shown on stderr.
+  // `--json` keeps stdout for the messages, the answer in the last one.
+  const answerOnly = request.outputSchema !== undefined && !request.json;
+  const view = answerOnly ? process.stderr : process.stdout;
   const out = (text: string): void => {
-    if (text !== '') process.stdout.write(text);
+    if (text !== '') view.write(text);
   };
-  const tty = isTerminalStream(process.stdout) && !request.json;
-  const color = request.color ?? colorEnabled(process.stdout, process.env);
+  const tty = isTerminalStream(view) && !request.json;
+  const color = request.color ?? colorEnabled(view, process.env);
   const renderer = createRenderer({ color });
   const spinner = tty ? new Spinner(out) : null;
   beforeAsking = () => spinner?.stop();
@@ -76,7 +80,7 @@ async function run(argv: readonly string[]): Promise<void> {
   const elapsed = (): number => performance.now() - startedAt;
   let terminal: TerminalMessage | undefined;
 
-  if (!request.json) out(`${renderIntro(`agent-rx · ${describeRun(request)}`, request.prompt, { color })}\n`);
+  if (!request.json) out(`${renderIntro(`agent-rx · ${describeRun(request)}`, request.prompt, { color }, attachedLines(request))}\n`);
   spinner?.start(`waiting for ${request.agent}`);
   // `--json` prints the library's messages as they are (data); the rendering speaks in flags.
   const show = (message: CliMessage): void => {
@@ -103,6 +107,8 @@ async function run(argv: readonly string[]): Promise<void> {
     },
     complete: () => {
       spinner?.stop();
+      // The validated answer, for a script to read.
+      if (answerOnly && terminal?.type === 'terminal.completed') process.stdout.write(`${JSON.stringify(terminal.output ?? null, null, 2)}\n`);
       process.exitCode = terminal?.type === 'terminal.completed' ? 0 : 1;
     },
   });
@@ -123,6 +129,12 @@ async function run(argv: readonly string[]): Promise<void> {
     await request.stop?.();
     subscription.unsubscribe();
   });
+}
+
+/** What goes with the prompt, for the run's heading: `image shot.png`, `file notes.md`, `output schema answer.json`. */
+function attachedLines(request: Extract<RunRequest, { kind: 'run' }>): string[] {
+  const lines = request.attachments.map(({ flag }) => flag.replace(/^--/, ''));
+  return request.outputSchema === undefined ? lines : [...lines, `output-schema ${request.outputSchema.path}`];
 }
 
 // All of stdin, as text (the prompt of `agent-rx run -`).

@@ -153,6 +153,9 @@ export function createRenderer(options: RenderOptions): Renderer {
   };
 }
 
+/** How many of an answer's schema issues are shown. */
+const MAX_ISSUES_SHOWN = 5;
+
 /** How many lines of a tool's output are shown, and how wide. */
 const OUTPUT_HEAD_LINES = 4;
 const OUTPUT_WIDTH = 120;
@@ -207,9 +210,10 @@ class Timing {
 }
 
 /** The first lines of a run: a heading saying what runs, and the prompt. */
-export function renderIntro(heading: string, prompt: string, options: RenderOptions): string {
+export function renderIntro(heading: string, prompt: string, options: RenderOptions, attached: readonly string[] = []): string {
   const c = palette(options.color);
-  return prompt === '' ? `${c.dim(heading)}\n` : `${c.dim(heading)}\n${c.bold('> ')}${oneLine(prompt)}\n`;
+  const more = attached.map((line) => `${c.dim(`+ ${line}`)}\n`).join('');
+  return prompt === '' ? `${c.dim(heading)}\n${more}` : `${c.dim(heading)}\n${c.bold('> ')}${oneLine(prompt)}\n${more}`;
 }
 
 // A dim `thinking` header over the thought, each line behind a bar.
@@ -255,6 +259,10 @@ function failedLines(message: TerminalFailed, time: string, shownSession: string
   if (stderr !== '' && !message.message.includes(stderr)) {
     details.push(...stderr.split(/\r?\n/).slice(-5).map((line) => c.dim(`  stderr │ ${truncate(line, 200)}`)));
   }
+  // An answer that did not satisfy the schema: where, and why (one issue is the message's already).
+  const issues = (message.outputIssues?.length ?? 0) > 1 ? (message.outputIssues ?? []) : [];
+  for (const issue of issues.slice(0, MAX_ISSUES_SHOWN)) details.push(c.dim(`  issue │ ${issue.path === '' ? '(the answer)' : issue.path}: ${truncate(oneLine(issue.message), 200)}`));
+  if (issues.length > MAX_ISSUES_SHOWN) details.push(c.dim(`  … ${plural(issues.length - MAX_ISSUES_SHOWN, 'more issue')}`));
   const [invalid] = message.invalidOutputLines;
   if (invalid !== undefined) {
     const count = message.invalidOutputLines.length + message.invalidOutputLinesOmitted;

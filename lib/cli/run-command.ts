@@ -1,9 +1,15 @@
-import { basename } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Observable } from 'rxjs';
 import { agentByName, AGENT_NAMES, isAgentName, type AgentName } from '../agent-table.js';
-import type { CliMessage } from '../messages.js';
+import type { CliMessage, JsonSchemaObject, PromptPart } from '../messages.js';
 import { agentOutputToMessages } from '../operators/agent-output-to-messages.js';
+import { outputContract, type OutputContract } from '../operators/output-schema.js';
+import { fileBlock, promptContent } from '../operators/prompt-parts.js';
+import { checkRunOutputWith } from '../operators/turn-output.js';
+import { fileReader } from '../sources/prompt-files.js';
+import type { SpecPrompt } from '../agents/shared/option-schemas.js';
 import { runAgent, runInvocation } from '../sources/run-agent.js';
 import { checkRunSpec, type RunSpec } from '../fleet/run-spec.js';
 import { redisUrlProblem } from '../fleet/connection.js';
@@ -32,6 +38,14 @@ options:
                           which agent CLI (default pi; for --replay, the agent whose output the
                           recording's first lines are, else pi)
   --model <id>            the model
+  --image <path>          an image for the agent (PNG, JPEG, GIF or WebP, at most 5 MB), after the
+                          prompt; repeatable. Refused (exit 2) for an agent that cannot take one
+  --file <path>           a text file for the agent (at most 1 MB), given with its path and content
+                          after the prompt; repeatable
+  --output-schema <file.json>
+                          the answer must be JSON satisfying this JSON Schema: the run shows on
+                          stderr, and at the end stdout gets the validated answer as JSON; an answer
+                          that does not satisfy it fails the run (output-schema, its issues shown)
 ${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
 ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
@@ -48,8 +62,25 @@ ${APPROVE_HELP}  --json                  one message per line (NDJSON), for jq a
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
+Paths of --image, --file and --output-schema are taken from here (not --cwd); images and files
+follow the prompt in the order given. With --json, stdout stays one message per line and the last
+one (terminal.completed) holds the answer as \`output\`. With --fleet, images and files are read
+here and sent with the run. With --replay, --output-schema checks the recorded answer.
+
 durations: a number of ms (1500), or a number with a unit ms, s, m or h (500ms, 90s, 10m, 2h)
 `;
+
+/** An image or a file given on the command line, after the prompt: its part, and how it was given (`--image shot.png`). */
+export interface Attachment {
+  readonly part: Extract<PromptPart, { readonly path: string }>;
+  readonly flag: string;
+}
+
+/** `--output-schema`: the file it was read from and the schema. */
+export interface OutputSchemaFile {
+  readonly path: string;
+  readonly schema: JsonSchemaObject;
+}
 
 /** What the command line asked for, or why it cannot be done. */
 export type RunRequest =
@@ -65,10 +96,16 @@ export type RunRequest =
       readonly source: () => Observable<CliMessage>;
       /** The Redis URL of a fleet run. */
       readonly fleet?: string;
+      /** A fleet run's spec, as dispatched. */
+      readonly spec?: RunSpec;
       /** On a signal, besides `stopAllRuns()`: ends a fleet run in-band (cancelled, `stopped`). */
       readonly stop?: () => Promise<void>;
       /** What the user should know before the run starts (on stderr): a replay's agent was not recognised. */
       readonly notice?: string;
+      /** `--image` and `--file`, in the order given. */
+      readonly attachments: readonly Attachment[];
+      /** `--output-schema`: stdout is for the validated answer (the run shows on stderr, unless `--json`). */
+      readonly outputSchema?: OutputSchemaFile;
     }
   | { readonly kind: 'help' }
   | { readonly kind: 'usage-error'; readonly message: string }
@@ -127,12 +164,16 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
         json: { type: 'boolean', default: false },
         replay: { type: 'string' },
         fleet: { type: 'string' },
+        image: { type: 'string', multiple: true },
+        file: { type: 'string', multiple: true },
+        'output-schema': { type: 'string' },
       },
+      tokens: true,
     });
   } catch (error) {
     return { kind: 'usage-error', message: parseArgsProblem(error) };
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   if (values.help) return { kind: 'help' };
   const named = values.agent ?? 'pi';
   if (!isAgentName(named)) return { kind: 'usage-error', message: `--agent must be one of ${AGENT_NAMES.join(', ')}; got ${named}` };
@@ -148,6 +189,17 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
   const permission = approvePolicy(values.approve, input.ask);
   if (typeof permission === 'object') return { kind: 'usage-error', message: permission.problem };
+  const attachments = attachmentsOf(tokens);
+  const attachmentProblem = attachments.find(({ part }) => part.path === '');
+  if (attachmentProblem !== undefined) return { kind: 'usage-error', message: `${attachmentProblem.flag.trim()} needs a path` };
+  let outputSchema: OutputSchemaFile | undefined;
+  let contract: OutputContract | undefined;
+  if (values['output-schema'] !== undefined) {
+    const read = readOutputSchema(values['output-schema']);
+    if (typeof read === 'string') return { kind: 'usage-error', message: read };
+    ({ file: outputSchema, contract } = read);
+  }
+  const given = { attachments, ...(outputSchema === undefined ? {} : { outputSchema }) };
   let source: () => Observable<CliMessage>;
   let stop: (() => Promise<void>) | undefined;
   const fleet = values.fleet;
@@ -161,7 +213,14 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     const own = agentFlagValues(agent, values, 'run');
     if (typeof own === 'string') return { kind: 'usage-error', message: own };
     const { gracePeriodMs: _grace, ...times } = limits;
-    const options = { prompt, ...flagged(values), ...times, ...own };
+    // The worker cannot read the files named here: images go as their bytes, files as text.
+    let specPrompt: SpecPrompt;
+    try {
+      specPrompt = fleetPrompt(prompt, attachments);
+    } catch (error) {
+      return { kind: 'usage-error', message: inFlags(errorText(error), attachments) };
+    }
+    const options = { prompt: specPrompt, ...flagged(values), ...times, ...own, ...(outputSchema === undefined ? {} : { outputSchema: outputSchema.schema }) };
     // A preset is the worker's to apply; `ask` makes the worker ask here, through the run's stream.
     const ask = typeof permission === 'function' ? permission : undefined;
     let spec: RunSpec;
@@ -173,10 +232,12 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     const run = fleetRun(fleet, spec, ask);
     source = run.source;
     stop = run.stop;
-    return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, stop };
+    return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, spec, stop, ...given };
   }
   let notice: string | undefined;
   if (replay !== undefined) {
+    const attached = attachments[0];
+    if (attached !== undefined) return { kind: 'usage-error', message: `${attached.flag.split(' ')[0] ?? ''} cannot be given with --replay: a recording was prompted already` };
     // Checked before anything runs: a recording that cannot be read is a usage error.
     let detected;
     try {
@@ -196,7 +257,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   const definition = agentByName(agent);
   // A replay needs no prompt; the sources still require one.
   const options = {
-    prompt: prompt === '' ? '(replay)' : prompt,
+    prompt: prompt === '' ? '(replay)' : attachments.length === 0 ? prompt : [prompt, ...attachments.map(({ part }) => part)],
+    ...(outputSchema === undefined || replay !== undefined ? {} : { outputSchema: outputSchema.schema }),
     ...flagged(values),
     ...(values.executable === undefined ? {} : { executable: values.executable }),
     ...limits,
@@ -204,21 +266,71 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     // A replay reads what was recorded: nobody is asked.
     ...(permission === undefined || replay !== undefined ? {} : { permission }),
   };
-  // Checked now, so that invalid options are reported as usage errors, not at subscribe time.
-  let invocation;
+  // Checked now (the images and files read, each part checked for the agent), so that invalid
+  // options are reported as usage errors, not at subscribe time. The run is cold: nothing starts yet.
   try {
-    invocation = runInvocation(definition, options);
+    if (replay !== undefined) {
+      const invocation = runInvocation(definition, options);
+      const toMessages = agentOutputToMessages(definition.dialect({ resuming: 'resuming' in invocation && invocation.resuming }));
+      // The recorded answer is checked as a run's would be.
+      source = contract === undefined ? () => replayFile(replay).pipe(toMessages) : () => replayFile(replay).pipe(toMessages, checkRunOutputWith(contract));
+    } else {
+      const run$ = runAgent(definition, options);
+      source = () => run$;
+    }
   } catch (error) {
-    return { kind: 'usage-error', message: errorText(error) };
+    return { kind: 'usage-error', message: inFlags(errorText(error), attachments) };
   }
-  if (replay !== undefined) {
-    const toMessages = agentOutputToMessages(definition.dialect({ resuming: 'resuming' in invocation && invocation.resuming }));
-    source = () => replayFile(replay).pipe(toMessages);
-  } else {
-    source = () => runAgent(definition, options);
-  }
-  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source } as const;
+  const run = { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, ...given } as const;
   return notice === undefined ? run : { ...run, notice };
+}
+
+/** `--image` and `--file` in the order given, their paths made absolute here (they are not --cwd's). */
+function attachmentsOf(tokens: readonly { readonly kind: string; readonly name?: string; readonly value?: string | undefined }[]): Attachment[] {
+  return tokens.flatMap((token) => {
+    if (token.kind !== 'option' || (token.name !== 'image' && token.name !== 'file')) return [];
+    const given = token.value ?? '';
+    const path = given === '' ? '' : resolve(given);
+    return [{ part: { type: token.name, path }, flag: `--${token.name} ${given}` }];
+  });
+}
+
+/**
+ * A library message about the prompt's parts in the command line's words: `prompt[1]` (the part
+ * after the prompt's text) is the flag that gave it (`--image shot.png`).
+ */
+function inFlags(message: string, attachments: readonly Attachment[]): string {
+  return message.replace(/\bprompt\[(\d+)\]/g, (said, index: string) => attachments[Number(index) - 1]?.flag ?? said).replace("give it as { type: 'image', path }", 'give it with --image');
+}
+
+/** `--output-schema`'s file read as a JSON Schema zod can read, or what is wrong with it. */
+function readOutputSchema(path: string): { readonly file: OutputSchemaFile; readonly contract: OutputContract } | string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return `--output-schema ${path} cannot be read${typeof code === 'string' ? ` (${code})` : ''}`;
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (error) {
+    return `--output-schema ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return `--output-schema ${path} must hold a JSON Schema object`;
+  try {
+    return { file: { path, schema: schema as JsonSchemaObject }, contract: outputContract(schema, `--output-schema ${path}`) };
+  } catch (error) {
+    return errorText(error);
+  }
+}
+
+/** A fleet run's prompt: the text, then each image as its bytes (base64) and each file as a `<file>` text, read here. */
+function fleetPrompt(prompt: string, attachments: readonly Attachment[]): SpecPrompt {
+  if (attachments.length === 0) return prompt;
+  const content = promptContent([prompt, ...attachments.map(({ part }) => part)], fileReader(undefined));
+  return content.map((part) => (part.type === 'image' ? { type: 'image' as const, data: part.data, mimeType: part.mimeType } : part.type === 'file' ? fileBlock(part.path, part.text) : part.text));
 }
 
 /** The options every agent takes from the shared flags, a fleet caller's included: `--model`, `--cwd`, `--no-agent-retry`. */

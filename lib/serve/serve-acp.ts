@@ -1,9 +1,11 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { createRequire } from 'node:module';
 import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import * as z from 'zod';
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
-import type { PermissionDecision, PermissionRequested, SessionCommand, SessionMessage, StopReason, TurnFailed, Usage } from '../messages.js';
+import { IMAGE_MIME_TYPES, type ImageMimeType, type PermissionDecision, type PermissionRequested, type PromptFields, type PromptPart, type SessionCommand, type SessionMessage, type StopReason, type TurnFailed, type Usage } from '../messages.js';
+import { fileBlock } from '../operators/prompt-parts.js';
 
 /** What a new ACP session asks for: its working directory and MCP servers, and how its permission requests reach the editor. */
 export interface AcpSessionRequest {
@@ -33,6 +35,14 @@ export interface ServeAcpOptions {
   readonly name?: string;
   /** The agent's human-readable title in `initialize`. Default: none. */
   readonly title?: string;
+  /**
+   * Whether the sessions take images: `promptCapabilities.image` in `initialize` (an editor sends
+   * image blocks only when it is true). Give what the session's protocol says
+   * (`sessionInvocation(definition, options).protocol.prompts?.image`). Default false; an image an
+   * editor sends anyway reaches the session, which drops it (`unsupported`) when its agent takes
+   * none, and the prompt is answered with that error.
+   */
+  readonly images?: boolean;
 }
 
 /** A running ACP server (from {@link serveAcp}). */
@@ -63,7 +73,9 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  * through the ACP SDK: an editor talks ACP, each of its sessions is an agent-rx session.
  * - `session/new` subscribes a session (`createSession`), and answers once the agent announced
  *   its session (an agent that could not start answers with an error);
- * - `session/prompt` is a `prompt` command; it answers when that prompt's turn ends: `end_turn`,
+ * - `session/prompt` is a `prompt` command, its blocks made into the command's text and parts
+ *   ({@link acpPromptFields}: text, images, embedded resources as `<file>` text, `file://` links as
+ *   files; a block of any other kind refuses the prompt); it answers when that prompt's turn ends: `end_turn`,
  *   `max_tokens` or `refusal`, `cancelled` for an aborted turn (or a prompt queued behind one), a
  *   JSON-RPC error with the failure's message otherwise; the turn's usage is in `_meta["agent-rx"]`;
  * - `session/cancel` is an `abort`;
@@ -98,7 +110,8 @@ export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOpti
       protocolVersion: acp.PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: false,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        // Embedded resources are given to the agent as text (`<file>` blocks): every agent takes them.
+        promptCapabilities: { image: options.images === true, audio: false, embeddedContext: true },
         _meta: { 'agent-rx': { steer: ACP_STEER_METHOD, followUp: ACP_FOLLOW_UP_METHOD } },
       },
       agentInfo: { name: options.name ?? 'agent-rx', title: options.title ?? 'agent-rx', version: VERSION },
@@ -191,8 +204,7 @@ class BridgedSession {
   }
 
   prompt(blocks: readonly acp.ContentBlock[], signal: AbortSignal): Promise<acp.PromptResponse> {
-    const text = promptText(blocks);
-    if (text.trim() === '') throw acp.RequestError.invalidParams(undefined, 'the prompt has no text');
+    const fields = acpPromptFields(blocks);
     const id = this.#id();
     const answer = new Promise<acp.PromptResponse>((resolve, reject) => {
       this.#prompts.set(id, { resolve, reject });
@@ -200,7 +212,7 @@ class BridgedSession {
     signal.addEventListener('abort', () => {
       if (this.#running === id) this.abort();
     });
-    this.#commands.next({ type: 'prompt', text, id });
+    this.#commands.next({ type: 'prompt', ...fields, id });
     return answer;
   }
 
@@ -393,23 +405,86 @@ export function permissionDecision(request: Pick<PermissionRequested, 'options'>
   return request.options.find((decision) => decision === outcome.optionId) ?? 'deny';
 }
 
-/** A prompt's text: its text blocks, the text of embedded resources, and resource links by their URI. */
-function promptText(blocks: readonly acp.ContentBlock[]): string {
-  return blocks
-    .map((block) => {
-      switch (block.type) {
-        case 'text':
-          return block.text;
-        case 'resource_link':
-          return block.uri;
-        case 'resource':
-          return 'text' in block.resource ? block.resource.text : '';
-        default:
-          return '';
-      }
-    })
-    .filter((text) => text !== '')
-    .join('\n\n');
+/**
+ * An editor's `session/prompt` blocks as a prompt command's `text` and `parts`, in order:
+ * - `text`: text (consecutive blocks joined by a blank line; blank ones left out);
+ * - `image` (`data`, `mimeType`): an image part with that base64 data (PNG, JPEG, GIF or WebP);
+ * - `resource` holding `text` (an editor's embedded file): a text part with a `<file path="…">`
+ *   block of it (the path from a `file://` URI, else the URI); holding a `blob` of an image type:
+ *   an image part;
+ * - `resource_link` to a `file://` URI: a file part with its path (an image part where the link's
+ *   type or the file's extension says image), read by the session when the command is.
+ * The command's `text` is the first text (a text block, or an embedded file); whatever came before
+ * it follows it. A block of another kind (`audio`, a link that is not a file, a blob that is not an
+ * image) refuses the prompt with an `invalid params` error naming the block; so does a prompt
+ * without text. Whether the agent takes an image is the session's to say (`input.dropped`
+ * `unsupported`, the prompt's error).
+ */
+export function acpPromptFields(blocks: readonly acp.ContentBlock[]): Pick<PromptFields, 'text' | 'parts'> {
+  const parts: PromptPart[] = [];
+  /** The last part is a text block's (the next text block joins it). */
+  let joinable = false;
+  blocks.forEach((block, index) => {
+    const part = promptPart(block, `prompt[${String(index)}]`);
+    if (part === null) return;
+    const last = parts.at(-1);
+    if (joinable && block.type === 'text' && part.type === 'text' && last?.type === 'text') parts[parts.length - 1] = { type: 'text', text: `${last.text}\n\n${part.text}` };
+    else parts.push(part);
+    joinable = block.type === 'text';
+  });
+  const first = parts.findIndex((part) => part.type === 'text');
+  const head = parts[first];
+  if (head?.type !== 'text') throw acp.RequestError.invalidParams(undefined, 'the prompt has no text');
+  const rest = [...parts.slice(0, first), ...parts.slice(first + 1)];
+  return rest.length === 0 ? { text: head.text } : { text: head.text, parts: rest };
+}
+
+/** One block as a prompt part (`null` for blank text), or the error that refuses the prompt. */
+function promptPart(block: acp.ContentBlock, where: string): PromptPart | null {
+  switch (block.type) {
+    case 'text':
+      return block.text.trim() === '' ? null : { type: 'text', text: block.text };
+    case 'image':
+      return { type: 'image', data: block.data, mimeType: imageType(block.mimeType, where) };
+    case 'resource': {
+      const { resource } = block;
+      if ('text' in resource) return { type: 'text', text: fileBlock(fileUriPath(resource.uri) ?? resource.uri, resource.text) };
+      if (isImageType(resource.mimeType)) return { type: 'image', data: resource.blob, mimeType: resource.mimeType };
+      throw refused(where, `a resource of binary data${resource.mimeType == null ? '' : ` (${resource.mimeType})`} that is not an image (${resource.uri})`);
+    }
+    case 'resource_link': {
+      const path = fileUriPath(block.uri);
+      if (path === undefined) throw refused(where, `a resource_link that is not a file:// URI (${block.uri})`);
+      return isImageType(block.mimeType) || IMAGE_EXTENSION.test(path) ? { type: 'image', path } : { type: 'file', path };
+    }
+    default:
+      throw refused(where, `an ${block.type} block`);
+  }
+}
+
+const IMAGE_EXTENSION = /\.(png|jpe?g|gif|webp)$/i;
+
+function refused(where: string, what: string): acp.RequestError {
+  return acp.RequestError.invalidParams({ block: where }, `${where} is ${what}: agent-rx gives agents text, images (${IMAGE_MIME_TYPES.join(', ')}), embedded resources and file:// links`);
+}
+
+function isImageType(mimeType: string | null | undefined): mimeType is ImageMimeType {
+  return (IMAGE_MIME_TYPES as readonly unknown[]).includes(mimeType);
+}
+
+function imageType(mimeType: string, where: string): ImageMimeType {
+  if (isImageType(mimeType)) return mimeType;
+  throw refused(where, `an image of type ${mimeType}`);
+}
+
+/** The path of a `file://` URI, or `undefined` for another URI. */
+function fileUriPath(uri: string): string | undefined {
+  if (!uri.startsWith('file:')) return undefined;
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return undefined;
+  }
 }
 
 function acpStopReason(stopReason: StopReason): acp.StopReason {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { AGENT_NAMES } from '../../lib/agent-table.js';
+import { AGENT_NAMES, agentByName } from '../../lib/agent-table.js';
 import { ACP_USAGE, parseAcpArgs } from '../../lib/cli/acp-command.js';
+import { sessionInvocation } from '../../lib/sessions/agent-session.js';
 
 // `agent-rx acp`'s arguments; the command itself is driven over stdio in spec/conformance/acp-bridge.spec.ts.
 
@@ -48,8 +49,16 @@ describe('agent-rx acp: arguments', () => {
     expect(parseAcpArgs(['--model', ''])).toEqual({ kind: 'usage-error', message: 'model must be a non-empty string; got ""' });
   });
 
+  it.each(AGENT_NAMES)("tells the editor %s's sessions take images exactly where its session protocol says so (prompts.image)", (agent) => {
+    const request = parseAcpArgs(['--agent', agent]);
+    if (request.kind !== 'acp') throw new Error(`not served: ${JSON.stringify(request)}`);
+    const protocol = sessionInvocation(agentByName(agent), { ...request.options, cwd: process.cwd() }).protocol;
+    expect(request.images).toBe(protocol.prompts?.image === true);
+  });
+
   it('answers --help with the usage, which names the extension methods', () => {
     expect(parseAcpArgs(['--help'])).toEqual({ kind: 'help' });
     expect(ACP_USAGE).toContain('_agent-rx/steer and _agent-rx/follow-up');
+    expect(ACP_USAGE).toContain('embedded\nresources, given to the agent as <file path="…"> text');
   });
 });

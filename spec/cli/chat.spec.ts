@@ -1,13 +1,16 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_NAMES } from '../../lib/agent-table.js';
-import { CHAT_USAGE, parseChatArgs } from '../../lib/cli/chat-command.js';
+import { CHAT_USAGE, parseChatArgs, readChatLine } from '../../lib/cli/chat-command.js';
+import { piAgent } from '../../lib/index.js';
+import { sessionInvocation } from '../../lib/sessions/agent-session.js';
 import { scenarioMarker } from '../conformance/fake-model-server.js';
+import { imagesInRequest, testPng } from '../conformance/scenarios.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
@@ -100,6 +103,25 @@ describe('agent-rx chat: arguments', () => {
   });
 });
 
+describe('agent-rx chat: /image and /file lines', () => {
+  it.each<[string, string, ReturnType<typeof readChatLine>]>([
+    ['a prompt', 'hello there', { kind: 'text', text: 'hello there' }],
+    ['a slash that is no command of the chat', '/images are nice', { kind: 'text', text: '/images are nice' }],
+    ['an image with a prompt', '/image shot.png what is this?', { kind: 'attach', part: { type: 'image', path: '/work/shot.png' }, given: 'shot.png', text: 'what is this?' }],
+    ['a file for the next prompt', '/file ../notes.md', { kind: 'attach', part: { type: 'file', path: '/notes.md' }, given: '../notes.md', text: '' }],
+    ['a quoted path with spaces', '/image "my shot.png" and this?', { kind: 'attach', part: { type: 'image', path: '/work/my shot.png' }, given: 'my shot.png', text: 'and this?' }],
+    ['an absolute path', '/file /etc/hosts', { kind: 'attach', part: { type: 'file', path: '/etc/hosts' }, given: '/etc/hosts', text: '' }],
+    ['no path', '/image', { kind: 'problem', message: '/image needs a path: /image <path> [text]' }],
+    ['a quote left open', '/file "my notes.md', { kind: 'problem', message: "/file: the path's closing quote is missing" }],
+  ])('reads %s', (_name, line, read) => {
+    expect(readChatLine(line, '/work')).toEqual(read);
+  });
+
+  it('the help says how', () => {
+    expect(CHAT_USAGE).toContain('A line /image <path> [text] or /file <path> [text] gives the agent an image');
+  });
+});
+
 describe('agent-rx chat with piped input', () => {
   it('sends each line as a prompt: two lines, two turns in one pi, the session end printed, exit 0', async () => {
     const tag = createProcessTag('AGENT_RX_CHAT_TEST');
@@ -115,6 +137,31 @@ describe('agent-rx chat with piped input', () => {
     expect(result.stdout).toMatch(/── turn 2 · \d+ in \/ \d+ out · session \d+ in \/ \d+ out · /);
     expect(lines.at(-2)).toMatch(/^✓ session completed · 2 turns · \d+ tokens \(\d+ in, \d+ out\) · /);
     expect(result.stdout).not.toContain('\u001b[');
+    expect(describeProcesses(await tag.waitUntilNone(10_000))).toBe('none');
+  });
+
+  it('/image then a prompt: the image goes with it (its bytes reach the model, or pi says it cannot take it); a path that is not there is not attached', async () => {
+    const tag = createProcessTag('AGENT_RX_CHAT_IMAGE');
+    const png = testPng();
+    const picture = join(scratch, 'pixel.png');
+    writeFileSync(picture, png.bytes);
+    const takesImages = sessionInvocation(piAgent, { executable: PI }).protocol.prompts?.image === true;
+    const from = world.server.requests.length;
+    const result = await cli(chatArgs(), `/file ${join(scratch, 'missing.txt')}\n/image ${picture}\ndescribe it\nand then?\n`, tag.env);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines).toContain(`⚠ not attached: ${join(scratch, 'missing.txt')} does not exist`);
+    expect(lines).toContain(`+ image ${picture} · goes with the next prompt`);
+    const images = world.server.requests.slice(from).flatMap((request) => imagesInRequest(request.body));
+    if (takesImages) {
+      expect(lines).toContain('› describe it');
+      expect(images).toContainEqual({ mimeType: 'image/png', data: png.base64 });
+    } else {
+      expect(result.stdout).toMatch(/⚠ not sent: prompt "describe it" · unsupported: pi sessions cannot take an image/);
+      expect(images).toEqual([]);
+    }
+    // The image went with one prompt only: the next is a prompt of its own.
+    expect(lines).toContain('› and then?');
     expect(describeProcesses(await tag.waitUntilNone(10_000))).toBe('none');
   });
 });

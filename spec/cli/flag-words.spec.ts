@@ -39,6 +39,7 @@ describe('inFlagWords', () => {
     ['the idle time limit', 'timeout', 'pi printed nothing for idleTimeoutMs (500 ms); it was stopped', 'pi printed nothing for --idle-timeout (500 ms); it was stopped'],
     ['the grace period', 'timeout', 'pi did not end its turn within 2000 ms of the abort (gracePeriodMs); it was stopped', 'pi did not end its turn within 2000 ms of the abort (--grace); it was stopped'],
     ['a stop by the host', 'stopped', 'the host stopped the Claude Code run (stopAllRuns)', 'the Claude Code run was interrupted'],
+    ['the schema', 'output-schema', 'the answer does not satisfy outputSchema: n: Invalid input', 'the answer does not satisfy --output-schema: n: Invalid input'],
   ])('puts %s in the command line’s words', (_name, reason, library, command) => {
     expect(inFlagWords(failed(reason, library))).toEqual(failed(reason, command));
   });

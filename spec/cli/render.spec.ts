@@ -283,6 +283,18 @@ describe('createRenderer', () => {
     expect(render([message, failure])).not.toContain('\u001b');
     expect(renderIntro('agent-rx demo · pi', 'Fix\nit', { color: false })).toBe('agent-rx demo · pi\n> Fix ⏎ it\n');
   });
+
+  it('shows what goes with the prompt under it: images, files, the schema', () => {
+    expect(renderIntro('agent-rx · pi', 'Look', { color: false }, ['image shot.png', 'output-schema answer.json'])).toBe('agent-rx · pi\n> Look\n+ image shot.png\n+ output-schema answer.json\n');
+  });
+
+  it("lists an answer's schema issues under the failure when there are several, five at most", () => {
+    const issues = ['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((path) => ({ path, message: `${path} is wrong` }));
+    const lines = render([terminalFailed({ reason: 'output-schema', message: 'the answer does not satisfy outputSchema: a: a is wrong (and 6 more)', exitCode: null, outputIssues: issues })]).split('\n');
+    expect(lines.slice(1)).toEqual(['  issue │ a: a is wrong', '  issue │ b: b is wrong', '  issue │ c: c is wrong', '  issue │ d: d is wrong', '  issue │ e: e is wrong', '  … 2 more issues', '']);
+    // One issue is the message's own.
+    expect(render([terminalFailed({ reason: 'output-schema', message: 'the answer does not satisfy outputSchema: the answer holds no JSON value', exitCode: null, outputIssues: [{ path: '', message: 'the answer holds no JSON value' }] })]).split('\n')).toHaveLength(2);
+  });
 });
 
 describe('colorEnabled', () => {

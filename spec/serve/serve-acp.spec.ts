@@ -1,11 +1,17 @@
-import { afterEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import * as acp from '@agentclientprotocol/sdk';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
 import { Observable, type OperatorFunction } from 'rxjs';
 import { serveAcp, stopAllRuns, type AcpServer, type AcpSessionFactory, type PermissionDecision, type PermissionResolver, type SessionCommand, type SessionMessage } from '../../lib/index.js';
-import { acpPermissionRequest, permissionDecision } from '../../lib/serve/serve-acp.js';
+import { fileBlock } from '../../lib/operators/prompt-parts.js';
+import { acpPermissionRequest, acpPromptFields, permissionDecision, type ServeAcpOptions } from '../../lib/serve/serve-acp.js';
+import { testPng } from '../conformance/scenarios.js';
 import { eventually } from '../conformance/suite.js';
-import { fixtureSession } from '../helpers/fixture-session.js';
+import { fixtureProtocol, fixtureSession } from '../helpers/fixture-session.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 
@@ -28,10 +34,10 @@ const served: Served[] = [];
 /** How the client answers `session/request_permission` (`signal`: aborted when the server withdraws the request). */
 type PermissionAnswerer = (request: acp.RequestPermissionRequest, signal: AbortSignal) => acp.RequestPermissionResponse | Promise<acp.RequestPermissionResponse>;
 
-function serve(command?: string, factory?: AcpSessionFactory, answer?: PermissionAnswerer): Served {
+function serve(command?: string, factory?: AcpSessionFactory, answer?: PermissionAnswerer, options: Omit<ServeAcpOptions, 'input' | 'output'> = {}): Served {
   const toServer = new PassThrough();
   const toClient = new PassThrough();
-  const server = serveAcp(factory ?? (() => fixtureSession(() => undefined, { tag: TAG, ...(command === undefined ? {} : { command }) })), { input: toServer, output: toClient });
+  const server = serveAcp(factory ?? (() => fixtureSession(() => undefined, { tag: TAG, ...(command === undefined ? {} : { command }) })), { ...options, input: toServer, output: toClient });
   const updates: acp.SessionNotification[] = [];
   const wire: string[] = [];
   let partial = '';
@@ -302,5 +308,144 @@ describe('serveAcp: permission requests, asked of the editor', () => {
       { type: 'permission', requestId: 'req-1', decision: 'allow' },
       { type: 'permission', requestId: 'req-2', decision: 'allow' },
     ]);
+  });
+});
+
+const png = testPng();
+const text = (value: string): acp.ContentBlock => ({ type: 'text', text: value });
+
+describe('serveAcp: what an editor prompt holds becomes the command\'s text and parts', () => {
+  it.each<[string, acp.ContentBlock[], ReturnType<typeof acpPromptFields>]>([
+    ['one text block', [text('hello')], { text: 'hello' }],
+    ['text blocks in a row, joined; blank ones left out', [text('one'), text('  '), text('two')], { text: 'one\n\ntwo' }],
+    ['an image: its base64 data and type', [text('what is this?'), { type: 'image', data: png.base64, mimeType: 'image/png' }], { text: 'what is this?', parts: [{ type: 'image', data: png.base64, mimeType: 'image/png' }] }],
+    ['an image before the text: the text first', [{ type: 'image', data: png.base64, mimeType: 'image/png' }, text('what is this?')], { text: 'what is this?', parts: [{ type: 'image', data: png.base64, mimeType: 'image/png' }] }],
+    [
+      'a file link between texts: a file part with its path (decoded), in order',
+      [text('look at'), { type: 'resource_link', uri: 'file:///work/my%20notes.md', name: 'my notes.md' }, text('and fix it')],
+      { text: 'look at', parts: [{ type: 'file', path: '/work/my notes.md' }, { type: 'text', text: 'and fix it' }] },
+    ],
+    [
+      'a link to an image file (by its type, or its extension): an image part',
+      [text('see'), { type: 'resource_link', uri: 'file:///work/shot.PNG', name: 'shot' }, { type: 'resource_link', uri: 'file:///work/raw', name: 'raw', mimeType: 'image/webp' }],
+      { text: 'see', parts: [{ type: 'image', path: '/work/shot.PNG' }, { type: 'image', path: '/work/raw' }] },
+    ],
+    [
+      "an embedded file: a <file> block of its text, the path from its URI (or the URI itself)",
+      [text('review'), { type: 'resource', resource: { uri: 'file:///work/a.ts', text: 'export {};\n' } }, { type: 'resource', resource: { uri: 'untitled:Untitled-1', text: 'draft' } }],
+      { text: 'review', parts: [{ type: 'text', text: fileBlock('/work/a.ts', 'export {};\n') }, { type: 'text', text: fileBlock('untitled:Untitled-1', 'draft') }] },
+    ],
+    ['an embedded file alone: it is the text', [{ type: 'resource', resource: { uri: 'file:///work/a.ts', text: 'x' } }], { text: fileBlock('/work/a.ts', 'x') }],
+    [
+      'an embedded image (a blob of an image type): an image part',
+      [text('this'), { type: 'resource', resource: { uri: 'file:///work/p.png', blob: png.base64, mimeType: 'image/png' } }],
+      { text: 'this', parts: [{ type: 'image', data: png.base64, mimeType: 'image/png' }] },
+    ],
+  ])('%s', (_name, blocks, fields) => {
+    expect(acpPromptFields(blocks)).toEqual(fields);
+  });
+
+  it.each<[string, acp.ContentBlock[], RegExp]>([
+    ['audio', [text('listen'), { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }], /^Invalid params: prompt\[1\] is an audio block: agent-rx gives agents text, images/],
+    ['a link that is not a file', [text('read'), { type: 'resource_link', uri: 'https://example.com/a', name: 'a' }], /prompt\[1\] is a resource_link that is not a file:\/\/ URI \(https:\/\/example.com\/a\)/],
+    ['binary data that is not an image', [text('read'), { type: 'resource', resource: { uri: 'file:///a.pdf', blob: 'JVBERi0=', mimeType: 'application/pdf' } }], /prompt\[1\] is a resource of binary data \(application\/pdf\) that is not an image/],
+    ['an image of a type no model takes', [text('see'), { type: 'image', data: 'Qk0=', mimeType: 'image/bmp' }], /prompt\[1\] is an image of type image\/bmp/],
+    ['no text at all', [{ type: 'image', data: png.base64, mimeType: 'image/png' }], /the prompt has no text/],
+  ])('refuses %s with invalid params, naming the block', (_name, blocks, message) => {
+    let thrown: unknown;
+    try {
+      acpPromptFields(blocks);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(acp.RequestError);
+    expect(thrown).toMatchObject({ code: -32602, message: expect.stringMatching(message) as unknown });
+  });
+
+  it('says in initialize whether the sessions take images (the option), and that embedded resources are taken', async () => {
+    for (const images of [undefined, false, true]) {
+      const { agent } = serve(undefined, undefined, undefined, images === undefined ? {} : { images });
+      const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      expect(init.agentCapabilities?.promptCapabilities).toEqual({ image: images === true, audio: false, embeddedContext: true });
+    }
+  });
+
+  it("gives the session the editor's prompt as one command, its parts in order; a prompt it refuses never reaches the session", async () => {
+    const received: SessionCommand[] = [];
+    const session: AcpSessionFactory = () => (commands) =>
+      new Observable<SessionMessage>((subscriber) => {
+        subscriber.next({ type: 'session.started', sessionId: 'parts-1' });
+        let turn = 0;
+        const subscription = commands.subscribe((command) => {
+          received.push(command);
+          if (command.type !== 'prompt') return;
+          turn += 1;
+          subscriber.next({ type: 'turn.started', turn, prompt: command.text, commandId: command.id });
+          subscriber.next({ type: 'turn.completed', turn, stopReason: 'end_turn' });
+        });
+        return () => { subscription.unsubscribe(); };
+      });
+    const { agent } = serve(undefined, session);
+    const sessionId = await open(agent);
+    const blocks: acp.ContentBlock[] = [
+      text('compare'),
+      { type: 'image', data: png.base64, mimeType: 'image/png' },
+      { type: 'resource', resource: { uri: 'file:///work/a.md', text: '# A' } },
+      { type: 'resource_link', uri: 'file:///work/b.md', name: 'b.md' },
+    ];
+    expect(await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks })).toEqual({ stopReason: 'end_turn' });
+    expect(received).toEqual([
+      {
+        type: 'prompt',
+        text: 'compare',
+        parts: [{ type: 'image', data: png.base64, mimeType: 'image/png' }, { type: 'text', text: fileBlock('/work/a.md', '# A') }, { type: 'file', path: '/work/b.md' }],
+        id: expect.any(String) as unknown,
+      },
+    ]);
+    await expect(agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('hear this'), { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' }] })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('prompt[1] is an audio block') as unknown,
+    });
+    expect(received).toHaveLength(1);
+  });
+});
+
+describe('serveAcp: images and files reach the agent through the session (the fixture agent)', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'agent-rx-acp-parts-'));
+  const notes = join(folder, 'notes.txt');
+  writeFileSync(notes, 'the notes say ZEBRA-7731\n');
+
+  afterAll(() => {
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  /** The fixture's protocol, taking images: each turn's content goes to the agent as one `echo:` text that says it. */
+  const takesImages = {
+    ...fixtureProtocol,
+    prompts: { image: true, file: true },
+    act: (state: { ready: boolean }, ask: Parameters<typeof fixtureProtocol.act>[1]) => {
+      if (ask.type !== 'start' || ask.input.content === undefined) return fixtureProtocol.act(state, ask);
+      const said = ask.input.content.map((part) => (part.type === 'image' ? `[${part.mimeType} ${part.data}]` : part.type === 'file' ? `[file ${part.path}: ${part.text.trim()}]` : part.text));
+      return { outputs: [{ type: 'write' as const, line: { op: 'start', text: `echo:${said.join(' ')}` } }] };
+    },
+  };
+
+  it("an agent that takes images gets the image's bytes and the linked file's text", async () => {
+    const { agent, updates } = serve(undefined, () => fixtureSession(() => undefined, { tag: TAG, protocol: takesImages }), undefined, { images: true });
+    const sessionId = await open(agent);
+    const prompt: acp.ContentBlock[] = [text('look'), { type: 'image', data: png.base64, mimeType: 'image/png' }, { type: 'resource_link', uri: pathToFileURL(notes).href, name: 'notes.txt' }];
+    expect(await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt })).toEqual({ stopReason: 'end_turn' });
+    const said = updates.map(({ update }) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : '')).join('');
+    expect(said).toBe(`look [image/png ${png.base64}] [file ${notes}: the notes say ZEBRA-7731]|`);
+  });
+
+  it("an agent that takes no image: the prompt is answered with the session's refusal (unsupported), and the session goes on", async () => {
+    const { agent } = serve();
+    const sessionId = await open(agent);
+    await expect(agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [text('echo:look'), { type: 'image', data: png.base64, mimeType: 'image/png' }] })).rejects.toMatchObject({
+      message: expect.stringContaining('cannot take an image') as unknown,
+      data: { reason: 'unsupported' },
+    });
+    expect(await prompt(agent, sessionId, 'echo:still here')).toEqual({ stopReason: 'end_turn' });
   });
 });
