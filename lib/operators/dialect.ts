@@ -1,4 +1,4 @@
-import type { CliMessage, FailureReason, StopReason, ToolKind, Usage } from '../messages.js';
+import type { CliMessage, FailureReason, OutputIssue, StopReason, ToolKind, Usage } from '../messages.js';
 import type { TurnEnd } from './buffer-thinking-until-turn-end.js';
 import type { AgentEvent, RunExit } from './items.js';
 import type { EventValidator } from './parse-json-line.js';
@@ -12,11 +12,22 @@ export type Conclusion =
       /** The agent's own value, kept as `agentStopReason`. */
       readonly agentStopReason?: string;
       readonly usage?: Usage;
+      /**
+       * The answer as a value, for an agent given the schema natively (Claude Code's
+       * `structured_output`): the terminal's `output`, which the run's schema then checks instead
+       * of the final text.
+       */
+      readonly output?: unknown;
     }
   | {
       readonly kind: 'failed';
-      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
+      /** `output-schema`: the agent itself gave up on an answer that satisfies the schema it was given natively. */
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
       readonly message: string;
+      /** With `output-schema`: how the last answer failed the schema, as the agent said. */
+      readonly outputIssues?: readonly OutputIssue[];
+      /** With `output-schema`: the last answer the agent tried, if any (bounded). */
+      readonly answer?: string;
       /**
        * The agent reported that its run ended (pi: `agent_end`; Claude Code: a `result` line).
        * Such a failure explains a non-zero exit code, which then adds nothing.

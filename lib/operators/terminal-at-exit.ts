@@ -26,10 +26,17 @@ export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<
         ...(conclusion.agentStopReason === undefined ? {} : { agentStopReason: conclusion.agentStopReason }),
         ...(conclusion.usage === undefined ? {} : { usage: conclusion.usage }),
         ...(sessionId === undefined ? {} : { sessionId }),
+        ...(conclusion.output === undefined ? {} : { output: conclusion.output }),
       };
     }
-    case 'failed':
-      return failure(dialect, state, exit, conclusion.reason, conclusion.message);
+    case 'failed': {
+      const failed = failure(dialect, state, exit, conclusion.reason, conclusion.message);
+      return {
+        ...failed,
+        ...(conclusion.outputIssues === undefined ? {} : { outputIssues: [...conclusion.outputIssues] }),
+        ...(conclusion.answer === undefined ? {} : { answer: conclusion.answer }),
+      };
+    }
     case 'inconclusive':
       return inconclusive(dialect, state, exit, conclusion.message);
   }

@@ -3,6 +3,7 @@ import {
   type CliMessage,
   type FailureReason,
   type InputKind,
+  type OutputIssue,
   type PermissionDecision,
   type PermissionRequested,
   type PermissionResolver,
@@ -109,11 +110,15 @@ export type TurnOutcome =
   | { readonly kind: 'completed'; readonly stopReason: StopReason; readonly agentStopReason?: string; readonly usage?: Usage }
   | {
       readonly kind: 'failed';
-      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
       readonly message: string;
       readonly agentError?: string;
       readonly httpStatus?: number;
       readonly retryAfterMs?: number;
+      /** With `output-schema` (the agent gave up on a schema it was given natively): how the answer failed it. */
+      readonly outputIssues?: readonly OutputIssue[];
+      /** With `output-schema`: the last answer it tried. */
+      readonly answer?: string;
     };
 
 export type SessionInputEvent =
@@ -322,6 +327,8 @@ function onTurnEnded(before: SessionState, outcome: TurnOutcome): SessionTransit
       ...(outcome.agentError === undefined ? {} : { agentError: outcome.agentError }),
       ...(outcome.httpStatus === undefined ? {} : { httpStatus: outcome.httpStatus }),
       ...(outcome.retryAfterMs === undefined ? {} : { retryAfterMs: outcome.retryAfterMs }),
+      ...(outcome.outputIssues === undefined ? {} : { outputIssues: [...outcome.outputIssues] }),
+      ...(outcome.answer === undefined ? {} : { answer: outcome.answer }),
     };
   }
   const effects = [...closing, emit(ended)];

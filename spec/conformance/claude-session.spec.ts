@@ -1,14 +1,15 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeCodeSession, runClaudeCode, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
+import { claudeCodeSession, collectRunResult, runClaudeCode, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
-import { TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { JSON_OK_VALUE, testPng, TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
+import { Answer, promptConformance } from './prompt-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -238,4 +239,39 @@ describe('runClaudeCode with permission: a one-prompt session, where the agent a
     tool: 'Bash',
     run: (prompt, permission, onStopped) => runClaudeCode({ ...(options(onStopped, { allowedTools: [], }) as Omit<ClaudeCodeSessionOptions, 'permission'>), prompt, ...permission }),
   }));
+});
+
+describe('prompt parts and typed answers on the real Claude Code', () => {
+  promptConformance(() => ({
+    name: 'claude',
+    tag: TAG,
+    cwd: env.cwd,
+    server,
+    // One try at a structured answer: the fake server gives every call of a scenario the same tool
+    // id, and Claude Code takes a second call with the id of the first as an interrupted one.
+    run: (prompt, outputSchema) =>
+      runClaudeCode({
+        ...(options(() => undefined, { env: { ...env.env, ...TAG.env, MAX_STRUCTURED_OUTPUT_RETRIES: '1' } }) as Omit<ClaudeCodeSessionOptions, 'permission'>),
+        prompt,
+        ...(outputSchema === undefined ? {} : { outputSchema }),
+      }),
+    session: (onStopped) => claudeCodeSession(options(onStopped)),
+  }));
+
+  it('a run with an image and outputSchema is a one-prompt session: the schema is told in the prompt, no StructuredOutput tool; the output is typed', async () => {
+    const from = server.requests.length;
+    const run = runClaudeCode({
+      ...(options(() => undefined) as Omit<ClaudeCodeSessionOptions, 'permission'>),
+      prompt: [`${scenarioMarker('json_ok')}Answer as JSON.`, { type: 'image', data: testPng().bytes, mimeType: 'image/png' }],
+      outputSchema: Answer,
+    });
+    const result = await collectRunResult(run);
+    if (!result.ok) throw new Error(`the run failed: ${result.terminal?.message ?? 'incomplete'}`);
+    const output: { answer: string; n: number } = result.output;
+    expect(output).toEqual(JSON_OK_VALUE);
+    const bodies = server.requests.slice(from).filter((request) => request.method === 'POST').map((request) => JSON.stringify(request.body));
+    expect(bodies.length).toBeGreaterThan(0);
+    expect(bodies.some((body) => body.includes('"name":"StructuredOutput"'))).toBe(false);
+    expect(bodies[0]).toContain('Answer with a single JSON value that satisfies the JSON Schema below');
+  });
 });

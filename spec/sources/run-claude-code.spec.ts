@@ -1,10 +1,16 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as z from 'zod';
 import { fileURLToPath } from 'node:url';
 import { CliMessageSchema, isTerminal, runClaudeCode, stopAllRuns, type CliMessage } from '../../lib/index.js';
 import { claudeAgent } from '../../lib/agents/claude/definition.js';
 import type { RunClaudeCodeOptions } from '../../lib/agents/claude/options.js';
 import { processInvocation } from '../helpers/invocation.js';
+import { runInvocation } from '../../lib/sources/run-agent.js';
+import { sessionInvocation } from '../../lib/sessions/agent-session.js';
+import { testPng } from '../conformance/scenarios.js';
 
 const buildClaudeInvocation = (options: RunClaudeCodeOptions) => processInvocation(claudeAgent, options);
 import { claudeFacts, replayClaude } from '../helpers/claude-transcripts.js';
@@ -155,6 +161,45 @@ describe('Claude Code arguments', () => {
       '--',
       'p',
     ]);
+  });
+
+  it('gives an outputSchema natively (--json-schema) and no instruction in the prompt; files as <file> blocks, in order', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-rx-claude-args-'));
+    try {
+      writeFileSync(join(dir, 'brief.txt'), 'the brief\n');
+      const invocation = buildClaudeInvocation({
+        prompt: ['Read this:', { type: 'file', path: 'brief.txt' }, 'Then answer.'],
+        outputSchema: z.object({ answer: z.string() }),
+        includePartialMessages: false,
+        cwd: dir,
+      });
+      expect(invocation.args).toEqual([
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--json-schema',
+        '{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}',
+        '--',
+        `Read this:\n\n<file path=${JSON.stringify(join(dir, 'brief.txt'))}>\nthe brief\n</file>\n\nThen answer.`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('makes a run with an image a one-prompt session, whose schema is told in the prompt (the session has no --json-schema)', () => {
+    const png = testPng();
+    const invocation = runInvocation(claudeAgent, { prompt: ['What is it?', { type: 'image', data: png.bytes, mimeType: 'image/png' }], outputSchema: z.object({ n: z.number() }), model: 'm' });
+    if (!('asSession' in invocation)) throw new Error('not a session');
+    expect(invocation.asSession.options).toEqual({ model: 'm' });
+    expect(invocation.asSession.prompt.content).toEqual([
+      { type: 'text', text: 'What is it?' },
+      { type: 'image', data: png.base64, mimeType: 'image/png', bytes: png.bytes.length },
+    ]);
+    expect(invocation.asSession.prompt.output).toBeDefined();
+    expect(sessionInvocation(claudeAgent, invocation.asSession.options).args).not.toContain('--json-schema');
+    expect(sessionInvocation(claudeAgent, invocation.asSession.options).protocol.prompts).toEqual({ image: true, file: true });
   });
 
   it('rejects bad options with a TypeError', () => {

@@ -8,7 +8,10 @@ import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-
 /**
  * A `runClaudeCode` run's invocation (options already checked): print mode with stream-json output
  * (which requires `--verbose`), stdin closed (an open pipe makes the CLI wait 3 s for input), and
- * the prompt last, after `--`, so that it is never read as a flag.
+ * the prompt last, after `--`, so that it is never read as a flag (its files as `<file>` blocks).
+ * An `outputSchema` goes as `--json-schema`. A run with an image or a `permission` is a one-prompt
+ * session instead, where a schema is told in the prompt, as for every session turn (Claude Code
+ * fixes its schema for the whole process).
  */
 export function claudeRunInvocation(options: RunClaudeCodeOptions, prompt: RunPrompt): RunInvocation<undefined, ClaudeCodeSessionOptions> {
   const { prompt: _prompt, outputSchema: _outputSchema, permission, permissionTimeoutMs, ...rest } = options;
@@ -18,8 +21,11 @@ export function claudeRunInvocation(options: RunClaudeCodeOptions, prompt: RunPr
   if (permission !== undefined || hasImage(prompt.content)) {
     return { asSession: { options: { ...rest, ...(permission === undefined ? {} : { permission }), ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }) }, prompt } };
   }
-  const invocation = claudeInvocation(rest, ['-p', '--output-format', 'stream-json', '--verbose']);
-  return { ...invocation, args: [...invocation.args, '--', runPromptText(prompt)] };
+  // A schema goes natively: Claude Code offers the model a StructuredOutput tool, checks its input
+  // against the schema and reports it as the result's `structured_output` (the run's `output`).
+  const schema = prompt.output === undefined ? [] : ['--json-schema', JSON.stringify(prompt.output.jsonSchema)];
+  const invocation = claudeInvocation(rest, ['-p', '--output-format', 'stream-json', '--verbose', ...schema]);
+  return { ...invocation, args: [...invocation.args, '--', runPromptText(prompt, true)] };
 }
 
 /** Permission modes in which Claude Code never asks: a permission policy would never be consulted. */

@@ -20,7 +20,19 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * each subscription (its platform package's binary, see `claudeAgent`).
  *
  * - The prompt is passed last, after `--`, so it is never read as a flag (one argument is limited to
- *   128 KiB on Linux).
+ *   128 KiB on Linux); its file parts go in it as `<file path="…">` blocks, in order.
+ * - Images: a run with an image part is a one-prompt session (below): the image goes as a base64
+ *   image block of the user line.
+ * - `outputSchema` goes natively, as `--json-schema`: Claude Code offers the model a
+ *   `StructuredOutput` tool, checks its input against the schema (an answer it refuses makes the
+ *   model try again, 5 times by default) and reports the answer as the `result` line's
+ *   `structured_output`, which becomes `terminal.completed.output` and is checked once more by the
+ *   run (a zod schema types it). Prose after Claude Code's one nudge completes without a value and
+ *   fails `output-schema`, as does a run where Claude Code gave up
+ *   (`error_max_structured_output_retries`: the issues it reported, the last answer tried). The
+ *   `StructuredOutput` call is the answer, not a tool: it gives no `tool.*` messages. A run that is a
+ *   one-prompt session (an image, a `permission`) is told the schema in its prompt instead, as every
+ *   session turn is (Claude Code fixes its schema for the whole process).
  * - `interrupt` defaults to `{ signal: 'SIGINT' }`: Claude Code then kills its tool's process group
  *   and ends the run itself.
  * - `includePartialMessages` defaults to `true`: text, thinking and tool input stream as they are
@@ -34,7 +46,10 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * to the deltas by message and block, so nothing is doubled; without partial messages they give
  * the text); `assistant.thought` from thinking; `tool.call` from `tool_use` blocks;
  * `tool.completed` / `tool.failed` from the `tool_result` blocks of `user` lines (a tool refused by
- * the permission system is a `tool.failed` with the refusal, and the run goes on); `agent.retry`
+ * the permission system is a `tool.failed` with the refusal, and the run goes on), with `content`
+ * from the tool's own account (`tool_use_result`): the file a Write or an Edit changed as a diff of
+ * whole texts (an Edit's new text only where Claude Code's patch confirms it), the images a tool
+ * gave back (Read of an image); `agent.retry`
  * from `system/api_retry`; the terminal from the `result` line: an API error (`is_error: true`,
  * even with `subtype: "success"`) is `agent-error` with the HTTP status first in `agentError`
  * (`429 API Error: …`), although the CLI then exits 1; a `result` of an interrupted run is
@@ -45,6 +60,11 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * commands, many turns, the same contract as `piSession`. Each subscription starts one process;
  * completing the commands ends the session after the running turn, unsubscribing stops Claude
  * Code (SIGINT, then SIGKILL of its whole tree).
+ *
+ * Prompts, follow-ups and steers take `parts`: images as base64 image blocks of the user line
+ * (a replay that shows Claude Code could not take one is an `agent.warning`), files as text
+ * blocks holding `<file>` blocks, in order. A command's `outputSchema` is told in its prompt and the
+ * turn's final text checked (`turn.completed.output`, or `turn.failed` `output-schema`).
  *
  * A steer is a user line sent into the running turn: Claude Code folds it in at the next tool
  * boundary, or answers it right after the current answer, within the same agent-rx turn. An abort

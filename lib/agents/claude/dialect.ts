@@ -1,9 +1,10 @@
 import type { OperatorFunction } from 'rxjs';
-import type { CliMessage, StopReason, Usage } from '../../messages.js';
+import type { CliMessage, OutputIssue, StopReason, Usage } from '../../messages.js';
 import { agentOutputToMessages } from '../../operators/agent-output-to-messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
+import { boundedAnswer, outputFailureMessage } from '../../operators/output-schema.js';
 import type { TextReader, TextReading } from '../../operators/snapshot-to-delta.js';
 import type { ProcessItem } from '../../process/items.js';
 import { contentText } from '../shared/content.js';
@@ -14,6 +15,7 @@ import { toolResultMessages, toolUseMessages } from '../shared/tool-blocks.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
+import { claudeToolContent } from './tool-content.js';
 import { claudeTools } from './tools.js';
 
 const known = narrowEvents<ClaudeEvent>();
@@ -112,7 +114,26 @@ export interface ClaudeState {
   result: ClaudeEventOf<'result'> | undefined;
   /** The text of the last synthetic API-error line. */
   apiError: string | undefined;
+  /** The answer given through the `StructuredOutput` tool (`--json-schema`), which is no tool call of the run's. */
+  readonly structured: StructuredAnswer;
 }
+
+/** What the `StructuredOutput` calls of a run said. */
+export interface StructuredAnswer {
+  /** The ids of its calls: their results are not the run's either. */
+  readonly calls: Set<string>;
+  /** The input of the last call: the answer last tried. */
+  lastInput: unknown;
+  /** Why Claude Code refused the last answer (its `tool_result` error), until one is taken. */
+  lastError: string | undefined;
+}
+
+/**
+ * The tool Claude Code offers the model with `--json-schema`: the model gives its answer as the
+ * tool's input, which the CLI checks against the schema (an error result makes the model try
+ * again) and reports as the `result` line's `structured_output`.
+ */
+export const STRUCTURED_OUTPUT_TOOL = 'StructuredOutput';
 
 /** Options of {@link claudeDialect}. */
 export interface ClaudeDialectOptions {
@@ -140,7 +161,13 @@ export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<Claud
     schemas: claudeEventSchemas,
     createTextReader: createClaudeTextReader,
     turnEnd: claudeTurnEnd,
-    createState: () => ({ session: new SessionHeader(resuming), tools: new ToolCalls(), result: undefined, apiError: undefined }),
+    createState: () => ({
+      session: new SessionHeader(resuming),
+      tools: new ToolCalls(),
+      result: undefined,
+      apiError: undefined,
+      structured: { calls: new Set(), lastInput: undefined, lastError: undefined },
+    }),
     map: mapClaudeEvent,
     conclude: concludeClaude,
     lastError,
@@ -171,10 +198,13 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
       const line = known(event, 'assistant');
       if (line === null) return [];
       if (line.is_api_error_message === true || line.error !== undefined) state.apiError = contentText(line.message.content) || line.error;
-      return toolUseMessages(state.tools, line.message.content);
+      return toolUseMessages(
+        state.tools,
+        line.message.content.filter((block) => !takeStructuredCall(state.structured, block)),
+      );
     }
     case 'user':
-      return toolResultMessages(state.tools, known(event, 'user')?.message.content);
+      return onUser(state, known(event, 'user'));
     case 'result': {
       const result = known(event, 'result');
       if (result !== null) state.result = result;
@@ -183,6 +213,40 @@ function mapClaudeEvent(state: ClaudeState, event: AgentEvent): readonly CliMess
     default:
       return [];
   }
+}
+
+// The answer is not a tool call: a `StructuredOutput` call and its result are kept out of the content.
+function takeStructuredCall(structured: StructuredAnswer, block: unknown): boolean {
+  const id = stringOf(field(block, 'id'));
+  if (field(block, 'type') !== 'tool_use' || field(block, 'name') !== STRUCTURED_OUTPUT_TOOL || id === undefined) return false;
+  structured.calls.add(id);
+  structured.lastInput = field(block, 'input');
+  return true;
+}
+
+function takeStructuredResult(structured: StructuredAnswer, block: unknown): boolean {
+  const id = stringOf(field(block, 'tool_use_id'));
+  if (field(block, 'type') !== 'tool_result' || id === undefined || !structured.calls.has(id)) return false;
+  structured.lastError = field(block, 'is_error') === true ? contentText(field(block, 'content')) : undefined;
+  return true;
+}
+
+/**
+ * Tool results, with what the tool's own account adds (`tool_use_result`, one per line: the line
+ * of one result): the images it gave back, the file an Edit or a Write changed.
+ */
+function onUser(state: ClaudeState, line: ClaudeEventOf<'user'> | null): readonly CliMessage[] {
+  const content = line?.message.content;
+  if (line === null || content === undefined || typeof content === 'string') return [];
+  const blocks = content.filter((block) => !takeStructuredResult(state.structured, block));
+  const results = blocks.filter((block) => block.type === 'tool_result');
+  const account = results.length === 1 ? line.tool_use_result : undefined;
+  return toolResultMessages(state.tools, blocks).map((message) => {
+    if (message.type !== 'tool.completed') return message;
+    const block = results.find((result) => result['tool_use_id'] === message.toolCallId);
+    const toolContent = claudeToolContent(message.name, field(block, 'content'), account);
+    return toolContent.length === 0 ? message : { ...message, content: toolContent };
+  });
 }
 
 function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {
@@ -247,17 +311,65 @@ function concludeClaude(state: ClaudeState): Conclusion {
   if (result.terminal_reason?.startsWith('aborted') === true) {
     return { kind: 'failed', reason: 'aborted', message: `Claude Code aborted the run (${result.terminal_reason})`, ended: true };
   }
+  if (result.subtype === 'error_max_structured_output_retries') return structuredFailure(state.structured, result);
   if (!result.is_error) {
     const usage = claudeUsage(result, result.total_cost_usd);
+    // A structured answer ends the run with the model's `tool_use` stop: the answer is complete.
+    const structured = 'structured_output' in result;
     return {
       kind: 'completed',
-      stopReason: claudeStopReason(result.stop_reason),
+      stopReason: structured ? 'end_turn' : claudeStopReason(result.stop_reason),
       ...(typeof result.stop_reason === 'string' ? { agentStopReason: result.stop_reason } : {}),
       ...(usage === undefined ? {} : { usage }),
+      ...(structured ? { output: result.structured_output } : {}),
     };
   }
   const error = lastError(state) ?? result.subtype;
   return { kind: 'failed', reason: 'agent-error', message: `Claude Code reported an error: ${error}`, ended: true };
+}
+
+/**
+ * Claude Code gave up on a structured answer (`--json-schema`): the model's answers kept failing the
+ * schema (5 tries by default, `MAX_STRUCTURED_OUTPUT_RETRIES`). The issues are what the CLI said of
+ * the last one, the answer is that one.
+ */
+function structuredFailure(structured: StructuredAnswer, result: ClaudeEventOf<'result'>): Conclusion {
+  const gaveUp = result.errors?.join('; ') ?? result.subtype;
+  const issues = claudeSchemaIssues(structured.lastError ?? gaveUp);
+  return {
+    kind: 'failed',
+    reason: 'output-schema',
+    message: `${outputFailureMessage(issues)} (Claude Code: ${gaveUp})`,
+    ended: true,
+    outputIssues: issues,
+    ...(structured.lastInput === undefined ? {} : { answer: boundedAnswer(JSON.stringify(structured.lastInput)) }),
+  };
+}
+
+const SCHEMA_MISMATCH = 'Output does not match required schema: ';
+
+/**
+ * The issues in Claude Code's refusal of a structured answer (`Output does not match required
+ * schema: root: must have required property 'n', /answer: must be string`): each with its path
+ * (the JSON pointer made dotted, `''` for the root; a missing property's own) and what is wrong.
+ * Other text is one issue at the root.
+ */
+export function claudeSchemaIssues(text: string): OutputIssue[] {
+  const said = text.replace(/^<tool_use_error>|<\/tool_use_error>$/g, '').trim();
+  if (!said.startsWith(SCHEMA_MISMATCH)) return [{ path: '', message: said }];
+  return said
+    .slice(SCHEMA_MISMATCH.length)
+    .split(/, (?=(?:root|\/[^:,]*): )/)
+    .map((piece) => {
+      const match = /^(root|\/[^:,]*): ([\s\S]*)$/.exec(piece);
+      if (match === null) return { path: '', message: piece };
+      const pointer = match[1] ?? 'root';
+      const at = pointer === 'root' ? [] : pointer.slice(1).split('/').map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'));
+      const message = match[2] ?? '';
+      // A missing property is an issue of that property, as the run's own check says it.
+      const missing = /^must have required property '(.*)'$/.exec(message)?.[1];
+      return { path: [...at, ...(missing === undefined ? [] : [missing])].join('.'), message };
+    });
 }
 
 /**

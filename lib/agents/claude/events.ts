@@ -29,6 +29,8 @@ export const claudeEventSchemas = {
   user: z.looseObject({
     type: z.literal('user'),
     message: z.looseObject({ content: z.union([z.string(), z.array(Block)]) }),
+    /** A tool's own account of its result (Edit and Write: the file before and after; Read: the file or image). */
+    tool_use_result: z.unknown().optional(),
   }),
   result: z.looseObject({
     type: z.literal('result'),
@@ -41,6 +43,8 @@ export const claudeEventSchemas = {
     session_id: z.string().optional(),
     total_cost_usd: z.number().optional(),
     api_error_status: z.number().nullable().optional(),
+    /** The answer given through the `StructuredOutput` tool (`--json-schema`), validated by the CLI. */
+    structured_output: z.unknown().optional(),
     usage: z
       .looseObject({
         input_tokens: z.number().optional(),

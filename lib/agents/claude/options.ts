@@ -16,19 +16,26 @@ export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOpti
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
-   * big), so every subscription sends the same bytes.
+   * big), so every subscription sends the same bytes. Files go into the prompt as `<file>` blocks;
+   * a prompt with an image makes the run a one-prompt session, where the image is a base64 image
+   * block of the user line.
    */
   readonly prompt: Prompt;
   /**
    * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
-   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`. Given
+   * natively (`--json-schema`: the model answers through Claude Code's `StructuredOutput` tool,
+   * which Claude Code checks and retries); told in the prompt when the run is a one-prompt session
+   * (an image, a `permission`).
    */
   readonly outputSchema?: OutputSchema<Output> | undefined;
 }
 
 /**
  * Options of `claudeCodeSession`: `runClaudeCode`'s without the prompt (prompts are commands), and
- * who answers Claude Code's permission prompts. In a session, `idleTimeoutMs` counts only while a
+ * who answers Claude Code's permission prompts. Commands take images (base64 image blocks) and files
+ * (text); a command's `outputSchema` is told in its prompt (Claude Code's own schema is one per
+ * process) and the turn's answer checked. In a session, `idleTimeoutMs` counts only while a
  * turn runs and aborts that turn; `gracePeriodMs` also bounds how long an abort, and the exit after
  * the last turn, may take.
  *

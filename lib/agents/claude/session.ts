@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Usage } from '../../messages.js';
+import type { CliMessage, Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
+import { contentText as promptText } from '../../operators/prompt-parts.js';
 import type { ProcessExit } from '../../process/items.js';
 import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
@@ -21,6 +22,8 @@ interface ClaudeTurn {
   readonly unreplayed: Set<string>;
   /** Steers written, by uuid. */
   readonly steers: Map<string, SessionInput>;
+  /** User lines written with images whose replay has not come yet, by uuid: the replay says which the CLI could not take. */
+  readonly withImages: Set<string>;
   /** `result` lines of this turn so far. */
   results: number;
   /** The CLI took a line (its replay came) and has not given that CLI turn's `result` yet. */
@@ -69,6 +72,8 @@ const INITIALIZE = 'agent-rx-initialize';
  *   interrupted turn before its tool is gone, so the turn ends once the processes it started are;
  * - closing stdin lets a running turn go on (a hung one for good): the input is closed only
  *   between turns; at that end the CLI exits 1 when its last result was an error.
+ * A prompt's images go as base64 image blocks of its user line, its files as text blocks; the CLI
+ * puts a text in the place of an image it cannot take, which its replay shows (an `agent.warning`).
  * `total_cost_usd` is the session's so far: a turn's cost is the difference. A new session gets its
  * id from agent-rx (`--session-id`), and is announced as soon as the CLI answers `initialize`; so
  * is one resumed by id (`resume`: the CLI exits before it answers when it has no such session).
@@ -97,6 +102,9 @@ export function claudeSessionProtocol(options: { readonly newSession?: boolean; 
   const resume = newSession ? undefined : options.resume;
   return {
     name: 'Claude Code',
+    // Images go as base64 image blocks of the user line, files as text; a turn's schema is told in
+    // the prompt (Claude Code's own, --json-schema, is one for the whole process).
+    prompts: { image: true, file: true },
     createState: () => ({ sessionId: newSession ? randomUUID() : resume, resumed: !newSession, nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
     args: (state) => (state.sessionId === undefined || state.resumed ? [] : ['--session-id', state.sessionId]),
     // The CLI answers `initialize` once it is up: a session whose id is known is announced then,
@@ -109,16 +117,57 @@ export function claudeSessionProtocol(options: { readonly newSession?: boolean; 
   };
 }
 
-function userLine(text: string, uuid: string): unknown {
-  return { type: 'user', session_id: '', message: { role: 'user', content: [{ type: 'text', text }] }, parent_tool_use_id: null, uuid };
+function userLine(turn: ClaudeTurn, input: SessionInput, uuid: string): unknown {
+  const content = claudeUserContent(input);
+  if (content.some((block) => block.type === 'image')) turn.withImages.add(uuid);
+  return { type: 'user', session_id: '', message: { role: 'user', content }, parent_tool_use_id: null, uuid };
+}
+
+/** A content block of a user line, as the Messages API takes it. */
+export type ClaudeUserBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: string; readonly data: string } };
+
+/**
+ * The content of the user line for a prompt or a steer, in the prompt's order: its text parts as
+ * text blocks, its images as base64 image blocks, its files as text blocks holding a `<file>` block
+ * each (the schema's instruction, for a turn with one, is its last text). Empty texts are left out
+ * (the API refuses an empty text block).
+ */
+export function claudeUserContent(input: SessionInput): ClaudeUserBlock[] {
+  const parts = input.content ?? [{ type: 'text', text: input.text }];
+  const blocks: ClaudeUserBlock[] = [];
+  for (const part of parts) {
+    if (part.type === 'image') {
+      blocks.push({ type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } });
+      continue;
+    }
+    const text = part.type === 'text' ? part.text : promptText([part]);
+    if (text !== '') blocks.push({ type: 'text', text });
+  }
+  return blocks.length === 0 ? [{ type: 'text', text: input.text }] : blocks;
+}
+
+const IMAGE_REFUSED = '[Image could not be processed';
+
+/** What the replay of a line with images says the CLI could not take (it puts a text in the image's place). */
+function refusedImages(event: AgentEvent): ProtocolFact[] {
+  const content = field(field(event, 'message'), 'content');
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block): ProtocolFact[] => {
+    const text = stringOf(field(block, 'text'));
+    if (field(block, 'type') !== 'text' || text?.startsWith(IMAGE_REFUSED) !== true) return [];
+    const warning: CliMessage = { type: 'agent.warning', message: `Claude Code could not take an image of the prompt, and gave the model this instead: ${text}` };
+    return [{ type: 'content', message: warning }];
+  });
 }
 
 function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
   switch (ask.type) {
     case 'start': {
       const uuid = randomUUID();
-      state.turn = { reading: dialect.createState(), unreplayed: new Set([uuid]), steers: new Map(), results: 0, running: false, usage: undefined, abort: null };
-      return { outputs: [{ type: 'write', line: userLine(ask.input.text, uuid) }] };
+      state.turn = { reading: dialect.createState(), unreplayed: new Set([uuid]), steers: new Map(), withImages: new Set(), results: 0, running: false, usage: undefined, abort: null };
+      return { outputs: [{ type: 'write', line: userLine(state.turn, ask.input, uuid) }] };
     }
     case 'steer': {
       const turn = state.turn;
@@ -126,7 +175,7 @@ function act(state: ClaudeSessionState, ask: SessionAsk): ProtocolReaction {
       const uuid = randomUUID();
       turn.unreplayed.add(uuid);
       turn.steers.set(uuid, ask.input);
-      return { outputs: [{ type: 'write', line: userLine(ask.input.text, uuid) }] };
+      return { outputs: [{ type: 'write', line: userLine(turn, ask.input, uuid) }] };
     }
     case 'abort': {
       const turn = state.turn;
@@ -180,6 +229,7 @@ function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
   if (event.type === 'user' && event['isReplay'] === true) {
     const uuid = stringOf(event['uuid']);
     if (uuid !== undefined && turn.unreplayed.delete(uuid)) turn.running = true;
+    if (uuid !== undefined && turn.withImages.delete(uuid)) return { facts: refusedImages(event) };
   }
   return NO_REACTION;
 }

@@ -25,5 +25,7 @@ export function outcomeOf<S>(dialect: MessageMapping<S>, state: S, name: string)
     ...(agentError === undefined ? {} : { agentError }),
     ...(details.httpStatus === undefined ? {} : { httpStatus: details.httpStatus }),
     ...(details.retryAfterMs === undefined ? {} : { retryAfterMs: details.retryAfterMs }),
+    ...(conclusion.kind === 'failed' && conclusion.outputIssues !== undefined ? { outputIssues: conclusion.outputIssues } : {}),
+    ...(conclusion.kind === 'failed' && conclusion.answer !== undefined ? { answer: conclusion.answer } : {}),
   };
 }
