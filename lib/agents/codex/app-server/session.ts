@@ -124,9 +124,9 @@ export type CodexUserInput = { readonly type: 'text'; readonly text: string; rea
  * A prompt as `turn/start` and `turn/steer` take it: its parts in order; text as text items (empty
  * ones left out), a file as a text item holding a `<file path="…">` block (Codex has no file input:
  * its `mention` items are dropped), an image as `{ type: 'image', url: 'data:<type>;base64,…' }`,
- * the bytes agent-rx read and checked when the command came (not `localImage`, which Codex reads
- * again, and resizes or re-encodes, when the turn starts). `instruction`: text to add last (a
- * steer's schema).
+ * the bytes agent-rx read and checked when the command came (a `localImage` would have Codex read
+ * the file again when the turn starts; Codex still re-encodes a GIF as PNG). `instruction`: text
+ * to add last (a steer's schema).
  */
 export function turnInput(input: { readonly text: string; readonly content?: PromptContent }, instruction?: string): CodexUserInput[] {
   const content: PromptContent = input.content ?? [{ type: 'text', text: input.text }];
