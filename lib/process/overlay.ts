@@ -1,12 +1,17 @@
 import { errorMessage } from './error-message.js';
 import { hostTempDir } from './host-temp.js';
 
-/** A configuration folder made for one run or session, pointed at by an environment variable. */
+/**
+ * A folder made for one run or session (a configuration, a file the agent is given), pointed at by
+ * an environment variable or by arguments.
+ */
 export interface RunOverlay {
   /** Makes the overlay in `parent` (the host's temporary folder), from the run's environment; may throw. */
   create(env: Readonly<Record<string, string | undefined>>, parent: string): SettingsOverlay;
-  /** The variable that points the agent at it. */
-  readonly env: string;
+  /** The variable that points the agent at it, if one does. */
+  readonly env?: string;
+  /** Arguments that point the agent at it (`--output-schema <dir>/schema.json`), appended to the command's. */
+  args?(dir: string): readonly string[];
   /** What it is for, for the setup failure's message: `pi's settings without retries`. */
   readonly what: string;
 }
@@ -19,15 +24,16 @@ export interface SettingsOverlay {
   remove(): void;
 }
 
-/** An overlay made for a process: its environment with the overlay's variable set, and how to remove it. */
+/** An overlay made for a process: its environment with the overlay's variable set, the arguments that name it, and how to remove it. */
 export type MadeOverlay =
-  | { readonly ok: true; readonly env: Readonly<Record<string, string | undefined>>; readonly remove: () => void }
+  | { readonly ok: true; readonly env: Readonly<Record<string, string | undefined>>; readonly args: readonly string[]; readonly remove: () => void }
   | { readonly ok: false; readonly problem: string };
 
 /**
  * Makes `overlay` for a process with `env` (the caller's additions to the host's environment), in
  * the host's temporary folder. Runs and sessions both start their processes through it: the
- * environment to start with and `remove` for once the processes are gone, or the setup problem.
+ * environment to start with, the arguments to append, and `remove` for once the processes are
+ * gone, or the setup problem.
  */
 export function makeOverlay(overlay: RunOverlay, env: Readonly<Record<string, string | undefined>> | undefined): MadeOverlay {
   try {
@@ -35,7 +41,8 @@ export function makeOverlay(overlay: RunOverlay, env: Readonly<Record<string, st
     const remove = (): void => {
       made.remove();
     };
-    return { ok: true, env: { ...env, [overlay.env]: made.dir }, remove };
+    const args = overlay.args?.(made.dir) ?? [];
+    return { ok: true, env: overlay.env === undefined ? { ...env } : { ...env, [overlay.env]: made.dir }, args, remove };
   } catch (error) {
     return { ok: false, problem: `could not prepare ${overlay.what}: ${errorMessage(error)}` };
   }

@@ -23,7 +23,7 @@ export function startSessionProcess(
   }
   return startProcessRun(
     command,
-    args,
+    [...args, ...made.args],
     {
       ...options,
       env: made.env,

@@ -22,7 +22,7 @@ export function runWithOverlay(
   return defer(() => {
     const made = makeOverlay(overlay, processOptions.env);
     if (!made.ok) return of(setupFailure(made.problem)).pipe(toMessages);
-    return processLines(command, args, {
+    return processLines(command, [...args, ...made.args], {
       ...processOptions,
       env: made.env,
       onStopped: (report) => {

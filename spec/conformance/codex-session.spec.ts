@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { codexSession, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
+import { codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
-import { TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { Answer, promptConformance } from './prompt-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -212,4 +213,33 @@ describe('runCodex with permission: a one-prompt app-server session, where Codex
     tool: 'command_execution',
     run: (prompt, permission, onStopped) => runCodex({ ...(options(onStopped) as Omit<CodexSessionOptions, 'permission' | 'session'>), prompt, ...permission }),
   }));
+});
+
+describe('prompt parts and typed answers on the real Codex', () => {
+  const runOptions = (): Omit<CodexSessionOptions, 'permission' | 'session'> => options(() => undefined);
+  // Runs go over exec (the default transport) unless they hold an image, which goes over app-server.
+  promptConformance(() => ({
+    name: 'Codex',
+    tag: TAG,
+    cwd: env.cwd,
+    server,
+    run: (prompt, outputSchema) => runCodex({ ...runOptions(), prompt, ...(outputSchema === undefined ? {} : { outputSchema }) }),
+    session: (onStopped) => codexSession(options(onStopped)),
+  }));
+
+  it('a schema goes natively, exec (a new thread and a resumed one) and app-server alike: the model request carries it as a strict json_schema format', async () => {
+    let thread: string | undefined;
+    for (const transport of ['exec', 'exec resume', 'app-server'] as const) {
+      const from = server.requests.length;
+      const how = transport === 'exec resume' ? { transport: 'exec' as const, session: { resume: thread ?? 'none' } } : { transport };
+      const result = await collectRunResult(runCodex({ ...runOptions(), prompt: `${scenarioMarker('json_ok')}Answer as JSON.`, outputSchema: Answer, ...how }));
+      if (!result.ok) throw new Error(`the ${transport} run failed: ${result.terminal?.message ?? 'incomplete'}`);
+      expect(result.output).toEqual(JSON_OK_VALUE);
+      thread ??= result.sessionId;
+      const bodies = server.requests.slice(from).filter((request) => request.method === 'POST').map((request) => request.body as { text?: { format?: Record<string, unknown> } });
+      expect(bodies.map((body) => body.text?.format)).toContainEqual(expect.objectContaining({ type: 'json_schema', strict: true, schema: expect.objectContaining({ required: ['answer', 'n'] }) }));
+      // The instruction an agent without native schemas gets is not in the prompt.
+      expect(bodies.some((body) => JSON.stringify(body).includes('Answer with a single JSON value'))).toBe(false);
+    }
+  });
 });

@@ -6,6 +6,16 @@ import { codexAppServerProtocol } from './app-server/session.js';
 import type { CodexSessionOptions, RunCodexOptions } from './options.js';
 import { configEntries, configFlag } from './toml.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
+import type { JsonSchemaObject } from '../../messages.js';
+
+/**
+ * What a `codex exec` run needs made before it starts: the file of its `outputSchema`, which
+ * `--output-schema` names (made per subscription in the host's temporary folder, removed after).
+ */
+export interface CodexSetup {
+  /** The JSON Schema Codex gives the model (`text.format`, strict `json_schema`), unchanged. */
+  readonly outputSchema: JsonSchemaObject;
+}
 
 /** Codex 0.171's own provider ids: its configuration may not change them. */
 const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
@@ -13,10 +23,12 @@ const BUILT_IN_PROVIDERS: readonly string[] = ['openai', 'ollama', 'lmstudio'];
 /**
  * A `runCodex` run's invocation (options already checked): `codex exec --experimental-json`, the
  * prompt on stdin, which is then closed: Codex reads stdin to its end before it starts, and a
- * prompt there can never be read as a flag. With `transport: 'app-server'` the run is a one-prompt
- * session instead.
+ * prompt there can never be read as a flag. Files go in the prompt's text, as `<file>` blocks; an
+ * `outputSchema` goes natively, `--output-schema <file>` (the file made by the setup, the
+ * argument appended last). With `transport: 'app-server'`, `permission` or an image, the run is a
+ * one-prompt session instead.
  */
-export function codexRunInvocation(options: RunCodexOptions, prompt: RunPrompt): RunInvocation<never, CodexSessionOptions> {
+export function codexRunInvocation(options: RunCodexOptions, prompt: RunPrompt): RunInvocation<CodexSetup, CodexSessionOptions> {
   if (options.permission !== undefined && options.transport === 'exec') throw new TypeError("agent-rx: a Codex run with permission goes over transport 'app-server' (exec cannot ask)");
   if (hasImage(prompt.content) && options.transport === 'exec') throw new TypeError("agent-rx: a Codex run with an image goes over transport 'app-server'");
   // A run that asks the host, or shows it images: over app-server, where Codex's approval requests
@@ -36,7 +48,14 @@ export function codexRunInvocation(options: RunCodexOptions, prompt: RunPrompt):
   args.push(...extraArgs);
   if (session === 'last') args.push('resume', '--last');
   else if (typeof session === 'object') args.push('resume', session.resume);
-  return { executable, args, processOptions: { ...processOptions, stdin: runPromptText(prompt) }, resuming: session !== 'new' };
+  return {
+    executable,
+    args,
+    // The schema goes natively: the prompt carries no instruction of it.
+    processOptions: { ...processOptions, stdin: runPromptText(prompt, true) },
+    resuming: session !== 'new',
+    ...(prompt.output === undefined ? {} : { setup: { outputSchema: prompt.output.jsonSchema } }),
+  };
 }
 
 /** A run over `codex app-server`: a one-prompt session with the run's options. */
@@ -56,7 +75,7 @@ function appServerRun(options: RunCodexOptions, prompt: RunPrompt): { readonly o
  * `runCodex`. With `permission` and no `approvalPolicy`, the policy is `untrusted`: Codex asks
  * before every command it does not know to be read-only.
  */
-export function codexSessionInvocation(options: CodexSessionOptions): SessionInvocation {
+export function codexSessionInvocation(options: CodexSessionOptions): SessionInvocation<CodexSetup> {
   const { session = 'new', ephemeral = false, permission, permissionTimeoutMs, ...rest } = options;
   const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
   const approvalPolicy = rest.approvalPolicy ?? (permission === undefined ? undefined : 'untrusted');

@@ -1,10 +1,11 @@
 import type { AgentDefinition } from '../definition.js';
-import { codexRunInvocation, codexSessionInvocation } from './args.js';
+import { codexRunInvocation, codexSessionInvocation, type CodexSetup } from './args.js';
 import { codexDialect } from './dialect.js';
 import { codexExecutable } from './executable.js';
 import { CODEX_OPTIONS, CODEX_SANDBOX_MODES, type CodexRunSpecOptions, type CodexSessionOptions, type RunCodexOptions } from './options.js';
 import { recognizesCodexOutput } from './recognize.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
+import { codexOutputSchemaOverlay } from './setup/output-schema.js';
 
 /**
  * Codex (`@openai/codex`): `codex exec --experimental-json` for runs, `codex app-server` for
@@ -35,13 +36,28 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  *   a custom provider; without it `runCodex` throws `TypeError`.
  * - The other process options are as for {@link processLines} (`cwd` is where Codex works).
  *
+ * Prompt parts and typed answers: a file part is read when the run is made and goes in the
+ * prompt's text as a `<file path="…">` block (Codex has no file input of its own). A run with an
+ * image goes over `app-server` (a one-prompt session, see below), which takes the image's bytes in
+ * the prompt's order; `transport: 'exec'` with an image is a `TypeError`, as are `exec`'s own
+ * options there (`session: 'last'`, `additionalDirectories`, `skipGitRepoCheck`). `outputSchema`
+ * goes natively: `exec --output-schema <file>` (the file made for each subscription in the host's
+ * temporary folder and removed after; the argument appended last, where `exec resume` takes it too)
+ * or `turn/start`'s `outputSchema`. Codex gives it to the model unchanged as a strict
+ * `json_schema` text format and checks nothing; agent-rx validates the answer (`output-schema`).
+ * OpenAI's strict mode takes a schema only when every object lists all its properties in
+ * `required` and has `additionalProperties: false` (a zod `z.object` does, unless a field is
+ * `.optional()`: make it `.nullable()`); a model that refuses the schema fails the run with
+ * `agent-error` and the API's message. agent-rx passes such a schema on rather than refuse it:
+ * other providers Codex talks to may take it.
+ *
  * How its output is normalized: `session.started` from `thread.started` (its `thread_id` is the
  * id to resume); each reasoning item becomes one `assistant.thought` when the turn ends; a
  * `command_execution` item is a tool named `command_execution` with input `{ command }`,
  * `tool.completed` with its output, or `tool.failed` when its status is not `completed` or its exit
  * code is not 0; `file_change` (input `{ changes }`, output a line per change), `mcp_tool_call`
- * (named `mcp__<server>__<tool>`), `web_search` and `todo_list` (the plan: each update replaces the
- * list) are tools too; `Reconnecting... 2/5 (…)` errors are `agent.retry`; `error` items are
+ * (named `mcp__<server>__<tool>`; the image blocks of its result are `tool.completed.content`),
+ * `web_search` and `todo_list` (the plan: each update replaces the list) are tools too; `Reconnecting... 2/5 (…)` errors are `agent.retry`; `error` items are
  * `agent.warning`; `turn.completed` is `terminal.completed` (stop reason `end_turn`); `turn.failed`
  * is `agent-error` with the text in `agentError` and `httpStatus` where the text has one. Codex
  * exits 1 after `turn.failed`, and with no output at all for a configuration error: an `exit`
@@ -58,6 +74,20 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * it. An abort is `turn/interrupt`, after which agent-rx kills the command Codex leaves running;
  * the process and the thread stay. Without `executable`, the native binary is found as for `runCodex`.
  *
+ * A command's parts go into `turn/start`'s input in order: text, each file as a text item holding
+ * its `<file>` block, each image as an inline data URL of the bytes read when the command came
+ * (not a `localImage`, which Codex would read again). A turn's `outputSchema` is `turn/start`'s
+ * `outputSchema` (native, as for runs; the session validates the answer at the turn's end).
+ * `turn/steer` takes no schema: a steer's goes in its text, as the instruction an agent without
+ * native schemas is given.
+ *
+ * Tool content: over `app-server`, a file change's new files are `diff` content (`oldText: null`,
+ * the whole new text); a changed file comes with a unified diff only, and a deleted one with its
+ * old text only, so neither is content. An MCP result's images are `image` content, and so is an
+ * image Codex generated when the item holds it inline (`image_generation`, output the path Codex
+ * saved it at); a URL to fetch is not. `imageView` (the model looked at an image) is a tool
+ * `view_image` with the path: the item holds no image.
+ *
  * Permissions: Codex's approval requests (`item/commandExecution/requestApproval`,
  * `item/fileChange/requestApproval`, `item/permissions/requestApproval`) go through the session's
  * permission channel: `permission.requested` (tool `command_execution` or `file_change`, as the
@@ -69,7 +99,7 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * elicitations) are declined with an `agent.warning`. A run over `app-server` takes no
  * `permission` yet: what Codex asks there is denied.
  */
-export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, undefined, CodexRunSpecOptions> = {
+export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, CodexSetup, CodexRunSpecOptions> = {
   name: 'codex',
   displayName: 'Codex',
   executable: codexExecutable,
@@ -83,4 +113,5 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
     sessionFlag(['new', 'last'], 'resume', 'codex: new, last or a thread id to resume'),
   ],
   recognizesOutput: recognizesCodexOutput,
+  setup: { overlay: (setup) => codexOutputSchemaOverlay(setup.outputSchema) },
 };

@@ -15,6 +15,7 @@ import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './events.js';
 import { codexTools } from './tools.js';
+import { mcpImages, withContent } from './tool-content.js';
 
 const known = narrowEvents<CodexEvent>();
 
@@ -191,7 +192,7 @@ function mapItem(state: CodexState, phase: ItemPhase, item: CodexItem): readonly
       const text = contentText(field(result, 'content'));
       const structured = field(result, 'structured_content');
       const output = error ?? (text !== '' || structured == null ? text : JSON.stringify(structured));
-      return [...call, ...tools.result(item.id, name, output, error !== undefined || item['status'] === 'failed')];
+      return [...call, ...withContent(tools.result(item.id, name, output, error !== undefined || item['status'] === 'failed'), mcpImages(field(result, 'content')))];
     }
     case 'web_search': {
       const call = tools.call(item.id, 'web_search', { query: stringOf(item['query']) ?? '' });

@@ -35,12 +35,17 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
-   * big), so every subscription sends the same bytes.
+   * big), so every subscription sends the same bytes. A file goes in the prompt's text (a
+   * `<file>` block); a run with an image goes over `app-server`, which takes its bytes.
    */
   readonly prompt: Prompt;
   /**
    * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
-   * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   * completes with the parsed, validated answer in `output`, or fails with `output-schema`. Codex
+   * is given it natively (`exec --output-schema`, or `turn/start`'s `outputSchema`), and the model
+   * as a strict `json_schema` format: OpenAI's models take it only when every object lists all its
+   * properties in `required` and has `additionalProperties: false` (no `.optional()` fields in a
+   * zod object; `.nullable()` instead), else the run fails with `agent-error`.
    */
   readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which thread the run uses (see {@link CodexSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */
@@ -56,8 +61,9 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
    * How the run talks to Codex. `'exec'` (default): `codex exec --experimental-json`, which prints
    * whole messages. `'app-server'`: a one-prompt session over `codex app-server` (see
    * `codexSession`), whose text streams as deltas; `additionalDirectories`, `skipGitRepoCheck` and
-   * a `session` of `'last'` are `exec`'s only. A run with `permission` goes over `app-server`
-   * (`exec` cannot ask): `'exec'` with it is a `TypeError`.
+   * a `session` of `'last'` are `exec`'s only. A run with `permission` or an image goes over
+   * `app-server` (`exec` cannot ask, and takes images only as files): `'exec'` with either is a
+   * `TypeError`.
    */
   readonly transport?: 'exec' | 'app-server';
 }

@@ -6,4 +6,6 @@ export const codexTools = toolVocabulary({
   file_change: { kind: 'edit' },
   web_search: { kind: 'fetch', says: ['query'] },
   todo_list: { kind: 'think' },
+  view_image: { kind: 'read', says: 'path' },
+  image_generation: { kind: 'other' },
 });

@@ -12,6 +12,7 @@ import { codexStderrLine, codexUsage, retryNotice } from '../dialect.js';
 import { parseJsonRpcLine } from '../../shared/json-rpc.js';
 import { appServerEventSchemas, type AppServerEvent } from './events.js';
 import { codexTools } from '../tools.js';
+import { addedFiles, inlineImage, mcpImages, withContent } from '../tool-content.js';
 
 const known = narrowEvents<AppServerEvent>();
 
@@ -200,14 +201,29 @@ function mapItem(state: AppServerState, item: { readonly id: string; readonly ty
       const call = tools.call(item.id, 'file_change', { changes: changes.map((change) => ({ path: field(change, 'path'), kind: field(field(change, 'kind'), 'type') })) });
       if (!done) return call;
       const output = changes.map((change) => `${stringOf(field(field(change, 'kind'), 'type')) ?? 'change'} ${stringOf(field(change, 'path')) ?? ''}`).join('\n');
-      return [...call, ...tools.result(item.id, 'file_change', output, item['status'] !== 'completed')];
+      // New files come with their whole text; updates with a unified diff only (not content).
+      return [...call, ...withContent(tools.result(item.id, 'file_change', output, item['status'] !== 'completed'), addedFiles(changes))];
     }
     case 'mcpToolCall': {
       const name = `mcp__${stringOf(item['server']) ?? 'unknown'}__${stringOf(item['tool']) ?? 'unknown'}`;
       const call = tools.call(item.id, name, item['arguments']);
       if (!done) return call;
       const error = stringOf(field(item['error'], 'message'));
-      return [...call, ...tools.result(item.id, name, error ?? JSON.stringify(item['result'] ?? null), error !== undefined || item['status'] === 'failed')];
+      const result = tools.result(item.id, name, error ?? JSON.stringify(item['result'] ?? null), error !== undefined || item['status'] === 'failed');
+      return [...call, ...withContent(result, mcpImages(field(item['result'], 'content')))];
+    }
+    case 'imageView': {
+      // The image the model was shown: the item names its path only.
+      const call = tools.call(item.id, 'view_image', { path: stringOf(item['path']) ?? '' });
+      return done ? [...call, ...tools.result(item.id, 'view_image', '', false)] : call;
+    }
+    case 'imageGeneration': {
+      const call = tools.call(item.id, 'image_generation', { revisedPrompt: stringOf(item['revisedPrompt']) ?? null });
+      if (!done) return call;
+      const failed = item['status'] === 'failed' || (item['failure'] !== undefined && item['failure'] !== null);
+      const image = inlineImage(item['result']);
+      const result = tools.result(item.id, 'image_generation', stringOf(item['savedPath']) ?? '', failed);
+      return [...call, ...withContent(result, image === undefined ? [] : [image])];
     }
     default:
       return [];

@@ -7,6 +7,8 @@ import { field, stringOf } from '../../shared/events.js';
 import { outcomeOf } from '../../shared/turn-outcome.js';
 import { codexApproval } from './approvals.js';
 import { codexAppServerDialect, type AppServerState } from './dialect.js';
+import { fileBlock, type PromptContent } from '../../../operators/prompt-parts.js';
+import { outputInstruction } from '../../../operators/output-schema.js';
 
 /** One agent-rx turn as the app-server protocol follows it: one Codex turn, or more when a steer came too late. */
 interface CodexTurn {
@@ -54,9 +56,14 @@ const VERSION = (createRequire(import.meta.url)('../../../../package.json') as {
  * `codex app-server` as a session protocol: JSON-RPC requests on stdin, one thread per session.
  * - the handshake (`initialize`, `initialized`) and `thread/start` (or `thread/resume`) go out at
  *   once; turns wait for the thread id;
+ * - a prompt is `turn/start`, its input the prompt's parts in order (see {@link turnInput}): text,
+ *   each file as a text item (a `<file>` block: Codex drops its own `mention` items), each image as
+ *   an inline data URL; a turn's `outputSchema` is `turn/start`'s `outputSchema` (Codex gives it to
+ *   the model as a strict `json_schema` format; the session checks the answer);
  * - a steer is `turn/steer` with the running Codex turn's id (held until `turn/start` answered it);
  *   when Codex answers "no active turn" (the turn ended as it was sent), the steer is sent as a
- *   `turn/start`, inside the same agent-rx turn;
+ *   `turn/start`, inside the same agent-rx turn. `turn/steer` takes no schema: a steer's goes in
+ *   its text, as for an agent without native schemas;
  * - an abort is `turn/interrupt`. Codex then leaves the turn's command running (`sleep 30` lives on
  *   until it ends by itself): once the turn is interrupted, the session kills the agent's other
  *   processes (Codex keeps no helper process alive) and ends the turn when they are gone;
@@ -83,6 +90,7 @@ export function codexAppServerProtocol(options: AppServerSessionOptions): Sessio
   const resuming = 'resume' in options.thread;
   return {
     name: 'Codex',
+    prompts: { image: true, file: true, nativeOutput: true },
     createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined, fileChanges: new Map() }),
     // The thread's id comes in the answer to `thread/start` (`thread/resume`), before any turn.
     announcesSession: () => true,
@@ -109,7 +117,33 @@ function request(state: AppServerSessionState, method: string, params: unknown):
   return { id, output: write({ id, method, params }) };
 }
 
-const textInput = (text: string): unknown => [{ type: 'text', text, text_elements: [] }];
+/** One item of Codex's `UserInput`, as agent-rx sends them. */
+export type CodexUserInput = { readonly type: 'text'; readonly text: string; readonly text_elements: readonly [] } | { readonly type: 'image'; readonly url: string };
+
+/**
+ * A prompt as `turn/start` and `turn/steer` take it: its parts in order; text as text items (empty
+ * ones left out), a file as a text item holding a `<file path="…">` block (Codex has no file input:
+ * its `mention` items are dropped), an image as `{ type: 'image', url: 'data:<type>;base64,…' }`,
+ * the bytes agent-rx read and checked when the command came (a `localImage` would have Codex read
+ * the file again when the turn starts; Codex still re-encodes a GIF as PNG). `instruction`: text
+ * to add last (a steer's schema).
+ */
+export function turnInput(input: { readonly text: string; readonly content?: PromptContent }, instruction?: string): CodexUserInput[] {
+  const content: PromptContent = input.content ?? [{ type: 'text', text: input.text }];
+  const items = content.flatMap((part): CodexUserInput[] => {
+    switch (part.type) {
+      case 'text':
+        return part.text === '' ? [] : [textItem(part.text)];
+      case 'file':
+        return [textItem(fileBlock(part.path, part.text))];
+      case 'image':
+        return [{ type: 'image', url: `data:${part.mimeType};base64,${part.data}` }];
+    }
+  });
+  return instruction === undefined ? items : [...items, textItem(instruction)];
+}
+
+const textItem = (text: string): CodexUserInput => ({ type: 'text', text, text_elements: [] });
 
 function act(state: AppServerSessionState, ask: SessionAsk): ProtocolReaction {
   if (ask.type === 'end') return { outputs: [{ type: 'endInput' }] };
@@ -130,7 +164,7 @@ function perform(state: AppServerSessionState, ask: SessionAsk): ProtocolReactio
   if (turn === null || threadId === null) return NO_REACTION;
   switch (ask.type) {
     case 'start':
-      return { outputs: [startTurn(state, turn, threadId, ask.input.text)] };
+      return { outputs: [startTurn(state, turn, threadId, ask.input)] };
     case 'steer':
       if (turn.codexTurn === null || turn.completed) {
         turn.held.push(ask.input);
@@ -145,8 +179,9 @@ function perform(state: AppServerSessionState, ask: SessionAsk): ProtocolReactio
   }
 }
 
-function startTurn(state: AppServerSessionState, turn: CodexTurn, threadId: string, text: string): ProtocolOutput {
-  const { id, output } = request(state, 'turn/start', { threadId, input: textInput(text) });
+function startTurn(state: AppServerSessionState, turn: CodexTurn, threadId: string, input: SessionInput): ProtocolOutput {
+  const params = { threadId, input: turnInput(input), ...(input.output === undefined ? {} : { outputSchema: input.output.jsonSchema }) };
+  const { id, output } = request(state, 'turn/start', params);
   turn.starting = id;
   turn.codexTurn = null;
   turn.completed = false;
@@ -154,7 +189,9 @@ function startTurn(state: AppServerSessionState, turn: CodexTurn, threadId: stri
 }
 
 function steer(state: AppServerSessionState, turn: CodexTurn, threadId: string, codexTurn: string, input: SessionInput): ProtocolOutput {
-  const { id, output } = request(state, 'turn/steer', { threadId, expectedTurnId: codexTurn, input: textInput(input.text) });
+  // `turn/steer` takes no schema: the steer says it in its text.
+  const instruction = input.output === undefined ? undefined : outputInstruction(input.output);
+  const { id, output } = request(state, 'turn/steer', { threadId, expectedTurnId: codexTurn, input: turnInput(input, instruction) });
   turn.steering.set(id, input);
   return output;
 }
@@ -236,7 +273,7 @@ function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: b
   if (error === undefined) return NO_REACTION;
   if (/no active turn/i.test(error) && state.threadId !== null && turn.abort === null) {
     // The Codex turn ended as the steer went out: the steer starts the next one, in the same agent-rx turn.
-    return { outputs: [startTurn(state, turn, state.threadId, steered.text)] };
+    return { outputs: [startTurn(state, turn, state.threadId, steered)] };
   }
   return { facts: [{ type: 'inputRejected', input: steered, message: `Codex refused the steer: ${error}` }, ...(settle(state, turn).facts ?? [])] };
 }
@@ -256,7 +293,7 @@ function settle(state: AppServerSessionState, turn: CodexTurn): ProtocolReaction
   if (!turn.completed || turn.steering.size > 0 || turn.starting !== null) return NO_REACTION;
   const held = turn.held.shift();
   if (held !== undefined && state.threadId !== null) {
-    const outputs = [startTurn(state, turn, state.threadId, held.text)];
+    const outputs = [startTurn(state, turn, state.threadId, held)];
     return { outputs };
   }
   return end(state);
