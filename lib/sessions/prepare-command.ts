@@ -32,8 +32,10 @@ export function prepareCommand(value: unknown, abilities: SessionPromptAbilities
   try {
     const parts = command.parts === undefined ? [] : Array.isArray(command.parts) ? (command.parts as unknown[]) : undefined;
     if (parts === undefined) throw new TypeError('agent-rx: parts must be an array of parts');
-    const content = promptContent([command.text, ...(parts as never[])], fileReader(cwd), 'parts');
-    refuseUnsupported(content, abilities, who, 'parts');
+    // The parts are named as the caller wrote them (`parts[0]` is the first part, after `text`).
+    const read = parts.length === 0 ? [] : promptContent(parts as never[], fileReader(cwd), 'parts');
+    refuseUnsupported(read, abilities, who, 'parts');
+    const content: PromptContent = [{ type: 'text', text: command.text }, ...read];
     const output = command.outputSchema === undefined ? undefined : outputContract(command.outputSchema);
     prepared = promptFor(content, output, abilities);
   } catch (error) {

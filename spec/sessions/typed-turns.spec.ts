@@ -67,12 +67,12 @@ describe('typed turns in a session', () => {
       type: 'input.dropped',
       kind: 'prompt',
       reason: 'unsupported',
-      message: 'fixture sessions cannot take an image (parts[1])',
+      message: 'fixture sessions cannot take an image (parts[0])',
       text: 'look',
       commandId: 'img',
     });
     session.send({ type: 'prompt', text: 'read', parts: [{ type: 'file', path: '/nonexistent/agent-rx-missing.txt' }] });
-    expect(await session.nextOf('input.dropped')).toMatchObject({ reason: 'unsupported', message: 'parts[1]: cannot read /nonexistent/agent-rx-missing.txt (ENOENT)' });
+    expect(await session.nextOf('input.dropped')).toMatchObject({ reason: 'unsupported', message: 'parts[0]: cannot read /nonexistent/agent-rx-missing.txt (ENOENT)' });
     session.send({ type: 'prompt', text: 'echo:still here' });
     expect(await session.nextOf('assistant')).toEqual({ type: 'assistant', text: 'still here|' });
     session.end();
