@@ -12,10 +12,19 @@ export type Conclusion =
       /** The agent's own value, kept as `agentStopReason`. */
       readonly agentStopReason?: string;
       readonly usage?: Usage;
+      /**
+       * The structured answer the agent gave natively (Qwen Code's `structured_result`): the run's
+       * `terminal.completed.output`, which its `outputSchema` then checks.
+       */
+      readonly output?: unknown;
     }
   | {
       readonly kind: 'failed';
-      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted'>;
+      /**
+       * `output-schema`: the agent, given the schema natively, ended the run because the model gave
+       * no answer in its form (prose); the run's `outputSchema` check adds the issues and the answer.
+       */
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
       readonly message: string;
       /**
        * The agent reported that its run ended (pi: `agent_end`; Claude Code: a `result` line).

@@ -61,6 +61,20 @@ export class OutputWatch {
     };
   }
 
+  /**
+   * A run's `terminal.failed` (`output-schema`) that its agent reported itself, without the issues
+   * (Qwen Code, given the schema natively, ends the run when the model answers in prose): the issues
+   * of the final text against the schema (one saying that no structured answer came, when the text
+   * would pass) and the text as the answer.
+   */
+  failRun(terminal: TerminalFailed): TerminalFailed {
+    if (terminal.outputIssues !== undefined) return terminal;
+    const text = this.#answer.finalText;
+    const check = checkOutput(this.#contract, text);
+    const issues = check.ok ? [{ path: '', message: 'the agent gave no structured answer' }] : [...check.issues];
+    return { ...terminal, message: `${outputFailureMessage(issues)} (${terminal.message})`, outputIssues: issues, answer: boundedAnswer(text) };
+  }
+
   /** A session's `turn.completed` with the checked `output`, or a `turn.failed` (`output-schema`). */
   completeTurn(end: TurnCompleted): TurnCompleted | TurnFailed {
     const text = this.#answer.finalText;
@@ -104,6 +118,10 @@ export function checkRunOutputWith(contract: OutputContract): OperatorFunction<C
         next: (message) => {
           if (message.type === 'terminal.completed') {
             subscriber.next(watch.completeRun(message));
+            return;
+          }
+          if (message.type === 'terminal.failed' && message.reason === 'output-schema') {
+            subscriber.next(watch.failRun(message));
             return;
           }
           watch.see(message);
