@@ -14,14 +14,18 @@ export type Conclusion =
       readonly usage?: Usage;
       /**
        * The answer as a value, for an agent given the schema natively (Claude Code's
-       * `structured_output`): the terminal's `output`, which the run's schema then checks instead
-       * of the final text.
+       * `structured_output`, Qwen Code's `structured_result`): the terminal's `output`, which the
+       * run's schema then checks instead of the final text.
        */
       readonly output?: unknown;
     }
   | {
       readonly kind: 'failed';
-      /** `output-schema`: the agent itself gave up on an answer that satisfies the schema it was given natively. */
+      /**
+       * `output-schema`: the agent, given the schema natively, gave up on an answer in its form
+       * (Claude Code after its retries; Qwen Code on prose). The issues and the answer, when the
+       * agent said them; else the run's `outputSchema` check adds them from the final text.
+       */
       readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
       readonly message: string;
       /** With `output-schema`: how the last answer failed the schema, as the agent said. */

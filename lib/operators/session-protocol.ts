@@ -28,7 +28,7 @@ export type ProtocolOutput =
 /** What a protocol tells the session machine. */
 export type ProtocolFact =
   | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
-  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted'; readonly message: string }
+  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted' | 'unsupported'; readonly message: string }
   /** A message the protocol itself reads from the agent (`session.started` from a state reply, a warning). */
   | { readonly type: 'content'; readonly message: CliMessage }
   /**

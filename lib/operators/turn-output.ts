@@ -61,6 +61,20 @@ export class OutputWatch {
     };
   }
 
+  /**
+   * A run's `terminal.failed` (`output-schema`) that its agent reported itself, without the issues
+   * (Qwen Code, given the schema natively, ends the run when the model answers in prose): the issues
+   * of the final text against the schema (one saying that no structured answer came, when the text
+   * would pass) and the text as the answer.
+   */
+  failRun(terminal: TerminalFailed): TerminalFailed {
+    if (terminal.outputIssues !== undefined) return terminal;
+    const text = this.#answer.finalText;
+    const check = checkOutput(this.#contract, text);
+    const issues = check.ok ? [{ path: '', message: 'the agent gave no structured answer' }] : [...check.issues];
+    return { ...terminal, message: `${outputFailureMessage(issues)} (${terminal.message})`, outputIssues: issues, answer: boundedAnswer(text) };
+  }
+
   /** A session's `turn.completed` with the checked `output`, or a `turn.failed` (`output-schema`). */
   completeTurn(end: TurnCompleted): TurnCompleted | TurnFailed {
     const text = this.#answer.finalText;
@@ -102,14 +116,16 @@ export function checkRunOutputWith(contract: OutputContract): OperatorFunction<C
       const watch = new OutputWatch(contract);
       return source.subscribe({
         next: (message) => {
-          if (message.type !== 'terminal.completed') {
+          const ends = message.type === 'terminal.completed' || (message.type === 'terminal.failed' && message.reason === 'output-schema');
+          if (!ends) {
             watch.see(message);
             subscriber.next(message);
             return;
           }
           let checked: CliMessage;
           try {
-            checked = watch.completeRun(message);
+            // An agent that gave up on the schema itself: the issues from the final text, where it did not say them.
+            checked = message.type === 'terminal.completed' ? watch.completeRun(message) : watch.failRun(message);
           } catch (error: unknown) {
             // The caller's schema threw (a refine of its own): the caller's error, in the error channel.
             subscriber.error(error);

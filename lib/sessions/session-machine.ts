@@ -133,10 +133,11 @@ export type SessionInputEvent =
   /** The agent ended the running turn. */
   | { readonly type: 'turnEnded'; readonly outcome: TurnOutcome }
   /**
-   * A steer that did not reach the turn: the agent refused it (`rejected`, the default), or the
-   * abort came first (`aborted`). The turn is not ended by that.
+   * A steer that did not reach the turn: the agent refused it (`rejected`, the default), it holds
+   * a part the agent said it cannot take (`unsupported`), or the abort came first (`aborted`). The
+   * turn is not ended by that.
    */
-  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted'; readonly message: string }
+  | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted' | 'unsupported'; readonly message: string }
   /** No output for `ms` while a turn ran: the turn is aborted, and fails with `timeout`. */
   | { readonly type: 'idleExpired'; readonly ms: number }
   /** The agent asks before it uses a tool (`requestId` given by the shell, unique in the session). */

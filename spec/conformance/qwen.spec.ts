@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tap } from 'rxjs';
+import * as z from 'zod';
 import { hostTempPath } from '../../lib/process/host-temp.js';
 import { runQwen, stopAllRuns, type CliMessage, type RunQwenOptions, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -10,6 +11,7 @@ import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, echoText, expectedText, expectedThinking, expectedToolCall, FAIL_TOOL_COMMAND, FAKE_INPUT_TOKENS, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createQwenEnv, type QwenEnv } from './qwen-env.js';
+import { JSON_BAD_VALUE } from './scenarios.js';
 import { eventually, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -120,6 +122,31 @@ describe('real Qwen Code: answers', () => {
       expect(server.requestsFor('echo')[0]?.lastUserText).toBe(prompt);
       expect(answerOf(messages)).toBe(echoText(prompt));
       expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
+    },
+    SLOW,
+  );
+});
+
+describe('real Qwen Code: outputSchema, natively (--json-schema)', () => {
+  it(
+    'the model is offered structured_output with the schema, the prompt has no instruction; a value the tool refuses is asked again, and prose ends the run output-schema',
+    async () => {
+      const Answer = z.object({ answer: z.string(), n: z.number() });
+      const messages = await run('json_bad natively', options('json_bad', { outputSchema: Answer }));
+      const requests = server.requestsFor('json_bad');
+      expect(requests.length).toBeGreaterThanOrEqual(2);
+      expect(requests[0]?.toolNames).toContain('structured_output');
+      expect(requests[0]?.lastUserText).toBe('Scenario json_bad please');
+      // Qwen Code checked the call's arguments against the schema and told the model.
+      expect(messages).toContainEqual(expect.objectContaining({ type: 'tool.failed', name: 'structured_output' }));
+      expect(messages.at(-1)).toMatchObject({
+        type: 'terminal.failed',
+        reason: 'output-schema',
+        exitCode: 1,
+        agentError: expect.stringContaining('Model produced plain text instead of calling the structured_output tool') as unknown,
+        answer: JSON.stringify(JSON_BAD_VALUE),
+      });
+      expect((messages.at(-1) as TerminalFailed).outputIssues?.map((issue) => issue.path)).toContain('answer');
     },
     SLOW,
   );

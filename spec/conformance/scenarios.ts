@@ -60,7 +60,8 @@ export const NOTES_TXT = 'agent-rx notes: the magic number is 4217.\nSecond line
  * {@link JSON_TEST_SCHEMA} ({@link JSON_BAD_VALUE}), `json_prose` prose ({@link JSON_PROSE}). When
  * the request offers a structured-output tool (Claude Code's `StructuredOutput` with
  * `--json-schema`, Qwen Code's `structured_output`), the value goes as that tool's input (prose
- * stays prose); otherwise as the answer's text.
+ * stays prose; once Qwen Code's tool refused `json_bad`'s value, the value as text); otherwise as
+ * the answer's text.
  */
 export const JSON_OK_VALUE = { answer: 'forty-two', n: 42 } as const;
 export const JSON_BAD_VALUE = { answer: 42 } as const;
@@ -450,6 +451,9 @@ function jsonPlan(scenario: 'json_ok' | 'json_bad' | 'json_prose', view: Convers
   const tool = view.toolNames.find((name) => STRUCTURED_OUTPUT_TOOLS.includes(name));
   // After a structured answer was taken, the turn is over: a short closing text.
   if (tool !== undefined && view.lastIsToolResult && scenario === 'json_ok') return stream([{ type: 'text', chunks: ['Done.'] }], 'stop');
+  // Qwen Code's tool refused the value (it checks the schema) and asks again, without bound: the
+  // model gives up on the tool and says the value as text.
+  if (tool === 'structured_output' && view.lastIsToolResult) return stream([{ type: 'text', chunks: argPieces(value) }], 'stop');
   if (tool !== undefined) return stream([{ type: 'toolCall', name: tool, argChunks: argPieces(value) }], 'toolUse');
   return stream([{ type: 'text', chunks: argPieces(value) }], 'stop');
 }

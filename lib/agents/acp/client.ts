@@ -4,6 +4,7 @@ import type { PermissionDecision, Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
 import { NO_REACTION, type PermissionAsk, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
+import { fileBlock, type PromptContent } from '../../operators/prompt-parts.js';
 import { field, stringOf } from '../shared/events.js';
 import type { ToolVocabulary } from '../../operators/dialect.js';
 import { acpToolName, toolKind } from './dialect.js';
@@ -61,6 +62,8 @@ export interface AcpClientState {
   fatal: string | undefined;
   /** What the agent said of its tool calls (name, kind, title, input), by id: a permission request may say less. */
   readonly calls: Map<string, Readonly<Record<string, unknown>>>;
+  /** What the agent's prompts take (`initialize`'s `agentCapabilities.promptCapabilities`), once it answered. */
+  promptCapabilities: acp.PromptCapabilities | undefined;
 }
 
 const VERSION = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
@@ -73,6 +76,11 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * - `initialize` and `session/new` go out at once; turns wait for the session id;
  * - a prompt is `session/prompt`, an abort `session/cancel` (the answer then says `cancelled`);
  *   the turn ends once the processes it started are gone;
+ * - a prompt's parts go as ACP content blocks, in order ({@link acpPromptBlocks}): text, images
+ *   (`image` blocks, base64), files as embedded resources (`resource` with the file's URI and the
+ *   text read when the command was made; as text for an agent without `embeddedContext`, and
+ *   beside an image). An agent whose `initialize` says it takes no image gets no prompt with one:
+ *   the turn fails, a steer is dropped (`unsupported`);
  * - ACP has no steer: a steer cancels the running prompt and is sent as the next prompt, in the same
  *   agent-rx turn (what Gemini CLI does with a second prompt); follow-ups are agent-rx's;
  * - a permission request is the session's (`permission.requested`, decided by its policy); the
@@ -97,7 +105,9 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
 export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<AcpClientState> {
   return {
     name: options.name,
-    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined, calls: new Map() }),
+    // Images as `image` blocks, files as embedded resources; a schema is told in the prompt.
+    prompts: { image: true, file: true },
+    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined, calls: new Map(), promptCapabilities: undefined }),
     // The session's id is the answer to `session/new`, before any prompt.
     announcesSession: () => true,
     open: (state, channel) => {
@@ -147,7 +157,10 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
       clientCapabilities: { fs: { readTextFile: readTextFile !== undefined, writeTextFile: writeTextFile !== undefined }, terminal: false },
       clientInfo: { name: 'agent-rx', version: VERSION },
     })
-    .then(() => agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [...(options.mcpServers ?? [])] }))
+    .then((initialized) => {
+      state.promptCapabilities = initialized.agentCapabilities?.promptCapabilities;
+      return agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [...(options.mcpServers ?? [])] });
+    })
     .then(
       (session) => {
         state.sessionId = session.sessionId;
@@ -242,15 +255,21 @@ function perform(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
   const turn = state.turn;
   if (turn === null) return NO_REACTION;
   switch (ask.type) {
-    case 'start':
-      prompt(state, turn, ask.input.text);
+    case 'start': {
+      const refused = refusal(state, ask.input);
+      if (refused !== undefined) return end(state, { kind: 'failed', reason: 'agent-error', message: refused });
+      prompt(state, turn, [ask.input]);
       return NO_REACTION;
-    case 'steer':
+    }
+    case 'steer': {
+      const refused = refusal(state, ask.input);
+      if (refused !== undefined) return { facts: [{ type: 'inputRejected', input: ask.input, reason: 'unsupported', message: refused }] };
       turn.steers.push(ask.input);
       if (turn.steers.length > 1) return NO_REACTION;
       cancel(state);
       // The cancelled prompt's permission requests are settled (denied) before it ends.
       return { facts: [{ type: 'settlePermissions' }] };
+    }
     case 'abort':
       turn.aborted = true;
       turn.steers.length = 0;
@@ -261,13 +280,68 @@ function perform(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
   }
 }
 
-function prompt(state: AcpClientState, turn: AcpTurn, text: string): void {
+/** Why the agent cannot be given this input (it said at `initialize` that its prompts take no image), or `undefined`. */
+function refusal(state: AcpClientState, input: SessionInput): string | undefined {
+  if (state.promptCapabilities?.image === true || !(input.content ?? []).some((part) => part.type === 'image')) return undefined;
+  return `the agent takes no image in its prompts (its initialize answer says promptCapabilities.image is not true)`;
+}
+
+function prompt(state: AcpClientState, turn: AcpTurn, inputs: readonly SessionInput[]): void {
   const { connection, sessionId } = state;
   if (connection === null || sessionId === null) return;
   turn.prompting = true;
   turn.promptId = undefined;
+  const blocks = acpPromptBlocks(inputs, { embeddedContext: state.promptCapabilities?.embeddedContext === true });
   // The answer is read from the lines (see `read`); a failure to send shows there or as the exit.
-  connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }).catch(() => undefined);
+  connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks }).catch(() => undefined);
+}
+
+/**
+ * The content blocks of a `session/prompt` for one or more inputs (a turn's prompt, or the steers
+ * that cut it), in order: each input's `content` when it has one, else its `text`. Text goes as
+ * `text` blocks (adjacent ones joined by a blank line, as the steers' texts are), an image as an
+ * `image` block (base64 and its type), a file as an embedded `resource` (`file://` and its absolute
+ * path, not percent-encoded: Gemini CLI and Qwen Code read the URI as it is; its text,
+ * `text/plain`), which the agent puts before the model as referenced context, under a header that
+ * names the file. A file goes as text instead (`<file path="…">…</file>`) to an agent without
+ * `embeddedContext`, and in a prompt that holds an image: Gemini CLI (0.61) leaves a prompt's
+ * images out once it has embedded context. Both agents write a resource into the prompt's text as
+ * `@<uri>`, glued to the text around it: a line break keeps them apart.
+ *
+ * @example
+ * acpPromptBlocks([{ kind: 'prompt', text: 'Look', content: [{ type: 'text', text: 'Look' }, { type: 'file', path: '/w/a.txt', text: 'A' }] }], { embeddedContext: true });
+ * // [{ type: 'text', text: 'Look\n' }, { type: 'resource', resource: { uri: 'file:///w/a.txt', text: 'A', mimeType: 'text/plain' } }]
+ */
+export function acpPromptBlocks(inputs: readonly SessionInput[], abilities: { readonly embeddedContext: boolean }): acp.ContentBlock[] {
+  const parts: PromptContent = inputs.flatMap((input) => input.content ?? [{ type: 'text' as const, text: input.text }]);
+  const embed = abilities.embeddedContext && !parts.some((part) => part.type === 'image');
+  const blocks: acp.ContentBlock[] = [];
+  const text = (value: string): void => {
+    const last = blocks.at(-1);
+    if (last?.type === 'text') blocks[blocks.length - 1] = { type: 'text', text: `${last.text}\n\n${value}` };
+    else blocks.push({ type: 'text', text: last?.type === 'resource' && !/^\s/.test(value) ? `\n${value}` : value });
+  };
+  for (const part of parts) {
+    switch (part.type) {
+      case 'text':
+        if (part.text !== '') text(part.text);
+        break;
+      case 'image':
+        blocks.push({ type: 'image', data: part.data, mimeType: part.mimeType });
+        break;
+      case 'file': {
+        if (!embed) {
+          text(fileBlock(part.path, part.text));
+          break;
+        }
+        const last = blocks.at(-1);
+        if (last?.type === 'text' && !/\s$/.test(last.text)) blocks[blocks.length - 1] = { type: 'text', text: `${last.text}\n` };
+        blocks.push({ type: 'resource', resource: { uri: `file://${part.path}`, text: part.text, mimeType: 'text/plain' } });
+        break;
+      }
+    }
+  }
+  return blocks.length === 0 ? [{ type: 'text', text: '' }] : blocks;
 }
 
 function cancel(state: AcpClientState): void {
@@ -295,7 +369,7 @@ function read(state: AcpClientState, event: AgentEvent, usageOf: AcpProtocolOpti
   const steers = turn.steers.splice(0);
   if (steers.length > 0 && !turn.aborted) {
     // The cut prompt answered: the steers are the next prompt of the same turn.
-    prompt(state, turn, steers.map((steer) => steer.text).join('\n\n'));
+    prompt(state, turn, steers);
     return NO_REACTION;
   }
   const result = event['result'];

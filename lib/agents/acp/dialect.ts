@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { TOOL_KINDS, type CliMessage, type ToolKind } from '../../messages.js';
+import { TOOL_KINDS, type CliMessage, type ToolContent, type ToolKind } from '../../messages.js';
 import type { TurnEnd } from '../../operators/buffer-thinking-until-turn-end.js';
 import type { Conclusion, Dialect } from '../../operators/dialect.js';
 import type { AgentEvent } from '../../operators/items.js';
@@ -78,6 +78,8 @@ export interface AcpState {
   readonly names: Map<string, string>;
   /** Tool calls announced without their input, held until an update brings it (see {@link acpDialect}). */
   readonly held: Map<string, HeldCall>;
+  /** The images and diffs of each call's latest content (an update's content replaces the one before). */
+  readonly contents: Map<string, readonly ToolContent[]>;
   /** The last error an answer of the agent carried. */
   lastError: string | undefined;
 }
@@ -93,7 +95,10 @@ export interface HeldCall {
 /**
  * The dialect of an Agent Client Protocol agent (JSON-RPC lines): text and thought chunks as
  * deltas, tool calls and their updates (whose content replaces the last), and notices as warnings.
- * How a turn ends is the session protocol's: the answer to its `session/prompt`.
+ * How a turn ends is the session protocol's: the answer to its `session/prompt`. A call's content
+ * gives its output (its text blocks) and, in `tool.completed.content`, the images it gave back
+ * (`{ type: 'content', content: { type: 'image' } }`) and the files it changed (`diff` blocks:
+ * path, old text or `null` for a new file, new text), as its latest content holds them.
  *
  * A tool call's `name` is the agent's own name for the tool where it gives one (`_meta.toolName`,
  * e.g. Qwen Code's `run_shell_command`), else its ACP `kind`; its `kind` is the ACP kind. An agent
@@ -121,7 +126,7 @@ export function acpDialect(name = 'ACP agent', options: AcpDialectOptions = {}):
     parse: parseJsonRpcLine,
     createTextReader: createAcpTextReader,
     turnEnd: acpTurnEnd,
-    createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), held: new Map(), lastError: undefined }),
+    createState: () => ({ session: new SessionHeader(false), tools: new ToolCalls(), names: new Map(), held: new Map(), contents: new Map(), lastError: undefined }),
     map: (state, event) => mapAcpEvent(state, event, nameOf),
     conclude: (): Conclusion => ({ kind: 'inconclusive', message: `the ${name} ended its session` }),
     lastError: (state) => state.lastError,
@@ -215,6 +220,7 @@ function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>
   const title = stringOf(update['title']);
   const content = update['content'];
   const text = Array.isArray(content) ? contentText(content.map((part) => field(part, 'content'))) : undefined;
+  if (Array.isArray(content)) state.contents.set(id, toolContent(content));
   // An empty content list (`content: []`, sent with most updates) is no output.
   const output = text === '' ? undefined : text;
   const status = update['status'];
@@ -238,12 +244,39 @@ function toolMessages(state: AcpState, update: Readonly<Record<string, unknown>>
   }
   const name = state.names.get(id) ?? toolName(update);
   if (ends) {
-    messages.push(...state.tools.result(id, name, output ?? rawText(update['rawOutput']), status === 'failed'));
+    messages.push(...state.tools.result(id, name, output ?? rawText(update['rawOutput']), status === 'failed', state.contents.get(id)));
+    state.contents.delete(id);
   } else if (output !== undefined && update['sessionUpdate'] === 'tool_call_update') {
     messages.push(...state.tools.update(id, name, output));
   }
   return messages;
 }
+/**
+ * The images and diffs among a call's ACP content (`{ type: 'content', content: { type: 'image',
+ * data, mimeType } }`, `{ type: 'diff', path, oldText, newText }`); text and anything else left out.
+ *
+ * @example
+ * toolContent([{ type: 'diff', path: '/w/a.txt', oldText: null, newText: 'A' }]); // [{ type: 'diff', path: '/w/a.txt', oldText: null, newText: 'A' }]
+ */
+export function toolContent(content: readonly unknown[]): ToolContent[] {
+  const found: ToolContent[] = [];
+  for (const part of content) {
+    const type = field(part, 'type');
+    if (type === 'diff') {
+      const path = stringOf(field(part, 'path'));
+      const newText = stringOf(field(part, 'newText'));
+      const oldText = field(part, 'oldText');
+      if (path !== undefined && newText !== undefined) found.push({ type: 'diff', path, oldText: typeof oldText === 'string' ? oldText : null, newText });
+    } else if (type === 'content') {
+      const inner = field(part, 'content');
+      const data = stringOf(field(inner, 'data'));
+      const mimeType = stringOf(field(inner, 'mimeType'));
+      if (field(inner, 'type') === 'image' && data !== undefined && mimeType !== undefined) found.push({ type: 'image', data, mimeType });
+    }
+  }
+  return found;
+}
+
 function rawText(value: unknown): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : JSON.stringify(value);

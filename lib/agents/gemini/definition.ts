@@ -59,6 +59,22 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  * requests are denied unless `permission` says otherwise; in its default approval mode Gemini CLI
  * asks before a shell command or a file write. A run with `permission` is a one-prompt ACP session
  * (headless, Gemini CLI cannot ask); `session` must then be `'new'`.
+ *
+ * **Prompt parts and typed answers**:
+ * - Images, natively over ACP: a session's prompt sends each as an ACP `image` block, which Gemini
+ *   CLI gives the model as `inlineData` (the very bytes). A run with an image is a one-prompt ACP
+ *   session (`session` must be `'new'`): stream-json mode has no image input.
+ * - Files: a run inlines each file's text into the prompt on stdin (`<file path="…">` blocks); a
+ *   session sends it as an ACP embedded resource (its `file://` path and the text read when the
+ *   command was made), which Gemini CLI puts after the prompt under "Content from referenced
+ *   context"; beside an image, as text (Gemini CLI 0.61 leaves a prompt's images out once it has
+ *   embedded context).
+ * - `outputSchema`, emulated: Gemini CLI has no flag for it (a settings override of the request's
+ *   `responseJsonSchema` exists, but JSON mode beside tools is refused by some models): the schema's
+ *   instruction is appended to the prompt, and the answer's final text is parsed and validated
+ *   (`terminal.completed.output` / `turn.completed.output`, else `output-schema`).
+ * - A tool's diff (a file it wrote) or image, where an ACP session's `tool_call_update` carries one,
+ *   is in `tool.completed.content`; a run's stream-json `tool_result` has text only.
  */
 export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSessionOptions, GeminiSetup, GeminiRunSpecOptions> = {
   name: 'gemini',

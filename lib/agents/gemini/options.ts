@@ -28,12 +28,15 @@ export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions,
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
-   * big), so every subscription sends the same bytes.
+   * big), so every subscription sends the same bytes. Files go into the text on stdin (`<file>`
+   * blocks); a run with an image is a one-prompt ACP session (`gemini --acp`, image blocks), so
+   * `session` must be `'new'`.
    */
   readonly prompt: Prompt;
   /**
    * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
    * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   * Emulated: Gemini CLI is told the schema after the prompt, and its final text is validated.
    */
   readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which session the run uses (see {@link GeminiSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */

@@ -4,20 +4,33 @@ import { qwenStderrLine } from './dialect.js';
 import type { QwenOwnOptions, QwenSessionOptions, RunQwenOptions } from './options.js';
 import { qwenTools } from './tools.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
+import type { JsonSchemaObject } from '../../messages.js';
 
 /** What a Qwen Code run or session needs made: a configuration folder with quiet settings, without retries or with. */
 export interface QwenSetup {
   /** `agentRetry: false`: its HTTP client does not retry. */
   readonly noRetries: boolean;
+  /** An ACP session: its model is said to take images (its prompts may carry some). */
+  readonly images?: boolean;
 }
 
 /**
  * A `runQwen` run's invocation (options already checked): `qwen --output-format stream-json
  * --include-partial-messages --prompt=<text>`, stdin closed. The prompt is one argument with
  * the flag in it: Qwen Code reads a positional prompt or `-p <text>` that starts with `-` as a
- * flag, takes no prompt after `--`, and prepends whatever stdin holds to the prompt.
+ * flag, takes no prompt after `--`, and prepends whatever stdin holds to the prompt. Files are in
+ * that text (`<file>` blocks). An `outputSchema` goes natively, `--json-schema=<JSON>`: Qwen Code
+ * offers the model a `structured_output` tool whose parameters are the schema and ends the run at
+ * its first valid call (`result.structured_result`); its root must accept an object (a
+ * `TypeError` otherwise, for every run: over ACP the schema is told in the prompt, but a run takes
+ * the same schemas whichever way it goes).
  */
 export function qwenRunInvocation(options: RunQwenOptions, prompt: RunPrompt): RunInvocation<QwenSetup, QwenSessionOptions> {
+  if (prompt.output !== undefined && !rootAcceptsObject(prompt.output.jsonSchema)) {
+    throw new TypeError(
+      "agent-rx: a Qwen Code run's outputSchema must accept an object at its root (Qwen Code takes the answer as a tool call's arguments, --json-schema): wrap the value in an object",
+    );
+  }
   if (options.permission !== undefined || hasImage(prompt.content)) return qwenSessionRun(options, prompt);
   const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
   const common = qwenInvocation(rest, ['--output-format', 'stream-json', '--include-partial-messages']);
@@ -25,7 +38,8 @@ export function qwenRunInvocation(options: RunQwenOptions, prompt: RunPrompt): R
   if (session === 'latest') args.push('--continue');
   else if (typeof session === 'object' && 'resume' in session) args.push(`--resume=${session.resume}`);
   else if (typeof session === 'object') args.push(`--session-id=${session.id}`);
-  args.push(`--prompt=${runPromptText(prompt)}`, ...common.extraArgs);
+  if (prompt.output !== undefined) args.push(oneArgument('--json-schema=', JSON.stringify(prompt.output.jsonSchema), 'its outputSchema as JSON'));
+  args.push(oneArgument('--prompt=', runPromptText(prompt, true), 'its prompt with the files in it'), ...common.extraArgs);
   return {
     executable: common.executable,
     args,
@@ -35,9 +49,42 @@ export function qwenRunInvocation(options: RunQwenOptions, prompt: RunPrompt): R
   };
 }
 
+/** One argument of Qwen Code's: `flag` and `value`, refused (`TypeError`) when longer than Linux takes (`MAX_ARG_STRLEN`, 128 KiB). */
+function oneArgument(flag: string, value: string, what: string): string {
+  const bytes = Buffer.byteLength(flag) + Buffer.byteLength(value);
+  if (bytes >= 128 * 1024) throw new TypeError(`agent-rx: a Qwen Code run gives ${what} as one argument (${flag}…), which holds at most 128 KiB; it has ${bytes} bytes`);
+  return `${flag}${value}`;
+}
+
 /**
- * A run that asks the host before its tools (`permission`): a one-prompt ACP session, where
- * Qwen Code sends `session/request_permission` (headless, it cannot ask). ACP opens a new session.
+ * Whether a JSON Schema's root may accept an object, as Qwen Code checks `--json-schema` (it
+ * refuses the run otherwise, exit 52): no root `$ref`, a `type` that includes `object`, a `const`
+ * or `enum` with an object, and `anyOf` / `oneOf` with an object branch, `allOf` with every branch
+ * one.
+ */
+export function rootAcceptsObject(schema: JsonSchemaObject | boolean, root = true): boolean {
+  if (typeof schema === 'boolean') return schema;
+  if (root && typeof schema['$ref'] === 'string') return false;
+  const type = schema['type'];
+  if (type !== undefined && !(Array.isArray(type) ? type : [type]).includes('object')) return false;
+  const isObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if ('const' in schema && !isObject(schema['const'])) return false;
+  const values = schema['enum'];
+  if (Array.isArray(values) && !values.some(isObject)) return false;
+  const branch = (value: unknown): boolean => (typeof value === 'boolean' ? value : isObject(value) && rootAcceptsObject(value as JsonSchemaObject, false));
+  for (const key of ['anyOf', 'oneOf']) {
+    const branches = schema[key];
+    if (Array.isArray(branches) && !branches.some(branch)) return false;
+  }
+  const all = schema['allOf'];
+  return !Array.isArray(all) || all.every(branch);
+}
+
+/**
+ * A run that asks the host before its tools (`permission`), or shows the model images: a
+ * one-prompt ACP session, where Qwen Code sends `session/request_permission` (headless, it cannot
+ * ask) and takes image blocks; a schema is told in the prompt there (`--json-schema` is refused
+ * with `--acp`). ACP opens a new session.
  */
 function qwenSessionRun(options: RunQwenOptions, prompt: RunPrompt): SessionRunInvocation<QwenSessionOptions> {
   const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', ...rest } = options;
@@ -45,7 +92,12 @@ function qwenSessionRun(options: RunQwenOptions, prompt: RunPrompt): SessionRunI
   return { asSession: { options: rest, prompt } };
 }
 
-/** A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio. */
+/**
+ * A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio. Its settings say
+ * the model takes images (any prompt may carry one, and Qwen Code would silently put a placeholder
+ * in place of an image for a model id it does not know): a model that takes none answers such a
+ * prompt with an API error, a failed turn.
+ */
 export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvocation<QwenSetup> {
   const { permission, permissionTimeoutMs, handlers, mcpServers, ...rest } = options;
   const common = qwenInvocation(rest, ['--acp']);
@@ -60,7 +112,7 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     ...(mcpServers === undefined ? {} : { mcpServers }),
     tools: qwenTools,
     stderrLine: qwenStderrLine,
-    setup: common.setup,
+    setup: { ...common.setup, images: true },
   });
 }
 

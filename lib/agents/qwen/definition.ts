@@ -44,7 +44,8 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *
  * **Sessions** ({@link qwenSession}):
  * Qwen Code as a session: `acpSession` over `qwen --acp`, with `runQwen`'s options (without the
- * prompt and the session: ACP opens a new one) and `acpSession`'s client options. Its
+ * prompt and the session: ACP opens a new one) and `acpSession`'s client options; its model is
+ * said to take images (see below). Its
  * `gracePeriodMs` defaults to 10 s: once it ran a shell command, Qwen Code takes 2-3 s to exit
  * after its input ends (so does a Gemini CLI session's, which takes 1-1.5 s).
  *
@@ -52,6 +53,30 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  * requests are denied unless `permission` says otherwise; in its default approval mode Qwen Code
  * asks before a shell command or a file write. A run with `permission` is a one-prompt ACP session
  * (headless, Qwen Code cannot ask); `session` must then be `'new'`.
+ *
+ * **Prompt parts and typed answers**:
+ * - Images, natively over ACP: a session's prompt sends each as an ACP `image` block, which Qwen
+ *   Code gives the model as an `image_url` data URL (the very bytes). Qwen Code guesses from the
+ *   model's id whether it takes images, and for an id it does not know it puts the text
+ *   `[image: image/png]` in place of the image, silently: every ACP session's settings therefore
+ *   say the model takes images (`model.generationConfig.modalities.image`, the user's other
+ *   modalities kept), and a model that takes none answers such a prompt with an API error (a failed
+ *   turn). A run with an image is a one-prompt ACP session (`session` must be `'new'`): its
+ *   stream-json input makes images text.
+ * - Files: a run inlines each file's text into its `--prompt=` argument (`<file path="…">`
+ *   blocks; the whole at most 128 KiB, a `TypeError` otherwise); a session sends it as an ACP
+ *   embedded resource (its `file://` path and the text read when the command was made), which
+ *   Qwen Code puts before the prompt as `File: <uri>` and the text.
+ * - `outputSchema`: natively in a run, `--json-schema=<JSON Schema>`: Qwen Code offers the model a
+ *   `structured_output` tool whose parameters are the schema, answers a call that does not satisfy
+ *   it with the errors (the model tries again), and ends the run at the first valid call, whose
+ *   arguments are `terminal.completed.output` (validated once more); a model that answers in prose
+ *   makes Qwen Code end the run (exit 1): `terminal.failed` with reason `output-schema`, the issues
+ *   and the prose. Its root must accept an object (a `TypeError` at call time otherwise). Over ACP
+ *   (sessions, runs with `permission` or an image) Qwen Code refuses `--json-schema`: the schema is
+ *   told in the prompt and the final text validated.
+ * - A tool's diff (a file it wrote) or image, where an ACP session's `tool_call_update` carries one,
+ *   is in `tool.completed.content`; a run's stream-json `tool_result` has text only.
  */
 export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptions, QwenSetup, QwenRunSpecOptions> = {
   name: 'qwen',

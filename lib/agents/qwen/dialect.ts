@@ -136,7 +136,10 @@ const QWEN_INSTALL_HINT = installHint('Qwen Code', '@qwen-code/qwen-code');
  * one `assistant` line per block, `user` tool results, `result`), with differences: see
  * {@link createQwenTextReader} for the text; a model API error is a text block `[API Error: …]`
  * and a `result` with `subtype: "error_during_execution"` and `error.message` (a
- * `terminal.failed` with reason `agent-error`, its HTTP status in `httpStatus`); a run stopped by
+ * `terminal.failed` with reason `agent-error`, its HTTP status in `httpStatus`); with
+ * `--json-schema`, the `result`'s `structured_result` is `terminal.completed.output`, and a run the
+ * CLI ended because the model answered in prose (`Model produced plain text instead of calling the
+ * structured_output tool…`, exit 1) a `terminal.failed` with reason `output-schema`; a run stopped by
  * SIGINT or SIGTERM prints no `result` and exits 130; `system/retry` lines are its retries of a
  * stream (`agent.retry`); `goal_state` stream events say nothing for the run.
  *
@@ -239,6 +242,9 @@ function qwenFailureDetails(state: QwenState): FailureDetails {
   return status === undefined ? {} : { httpStatus: Number(status) };
 }
 
+/** How Qwen Code ends a `--json-schema` run whose model answered in prose instead of calling `structured_output`. */
+const PROSE_INSTEAD_OF_STRUCTURED = 'Model produced plain text instead of calling the structured_output tool';
+
 function concludeQwen(state: QwenState): Conclusion {
   const result = state.result;
   if (result === undefined) {
@@ -246,9 +252,17 @@ function concludeQwen(state: QwenState): Conclusion {
     // SIGINT or SIGTERM (exit 130), --max-wall-time or --max-session-turns (55, 53): no result line.
     return { kind: 'inconclusive', message: 'Qwen Code exited without a result line' };
   }
-  if (result.is_error) return { kind: 'failed', reason: 'agent-error', message: `Qwen Code reported an error: ${lastError(state) ?? result.subtype}`, ended: true };
+  if (result.is_error) {
+    // A run given `--json-schema` whose model answered in prose: its answer failed the schema.
+    if (result.error?.message.startsWith(PROSE_INSTEAD_OF_STRUCTURED) === true) {
+      return { kind: 'failed', reason: 'output-schema', message: 'Qwen Code ended the run: the model answered in prose instead of calling its structured_output tool', ended: true };
+    }
+    return { kind: 'failed', reason: 'agent-error', message: `Qwen Code reported an error: ${lastError(state) ?? result.subtype}`, ended: true };
+  }
   const usage = qwenUsage(result.usage);
-  return { kind: 'completed', stopReason: 'end_turn', ...(usage === undefined ? {} : { usage }) };
+  // A run given `--json-schema`: the arguments of the model's valid `structured_output` call.
+  const structured = (result as { readonly structured_result?: unknown }).structured_result;
+  return { kind: 'completed', stopReason: 'end_turn', ...(usage === undefined ? {} : { usage }), ...(structured === undefined ? {} : { output: structured }) };
 }
 
 /** The contract's usage from a `result`'s: `input_tokens` counts the cached input too. */

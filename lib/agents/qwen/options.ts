@@ -35,12 +35,17 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
-   * big), so every subscription sends the same bytes.
+   * big), so every subscription sends the same bytes. Files go into the `--prompt=` argument
+   * (`<file>` blocks; at most 128 KiB in all); a run with an image is a one-prompt ACP session
+   * (`qwen --acp`, image blocks, its model said to take images), so `session` must be `'new'`.
    */
   readonly prompt: Prompt;
   /**
    * The schema the answer must satisfy (a zod schema types `terminal.completed.output`): the run
    * completes with the parsed, validated answer in `output`, or fails with `output-schema`.
+   * Native (`--json-schema`): the model answers through Qwen Code's `structured_output` tool, whose
+   * arguments are validated once more; prose is `output-schema`. Its root must accept an object (a
+   * `TypeError` otherwise). A run over ACP (`permission`, an image) is told it in the prompt.
    */
   readonly outputSchema?: OutputSchema<Output> | undefined;
   /** Which session the run uses (see {@link QwenSessionChoice}); resuming gives `session.resumed`. Default `'new'`. */

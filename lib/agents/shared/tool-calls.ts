@@ -1,4 +1,4 @@
-import type { CliMessage } from '../../messages.js';
+import type { CliMessage, ToolContent } from '../../messages.js';
 
 interface Call {
   readonly name: string;
@@ -31,13 +31,17 @@ export class ToolCalls {
     return [...messages, { type: 'tool.update', toolCallId, name, output }];
   }
 
-  /** The call's result; `[]` when it had one already. `name` defaults to the announced one. */
-  result(toolCallId: string, name: string | undefined, output: string, failed: boolean): CliMessage[] {
+  /**
+   * The call's result; `[]` when it had one already. `name` defaults to the announced one.
+   * `content` (images, diffs) goes into a `tool.completed` when there is any.
+   */
+  result(toolCallId: string, name: string | undefined, output: string, failed: boolean, content?: readonly ToolContent[]): CliMessage[] {
     if (this.#calls.get(toolCallId)?.done === true) return [];
     const messages = this.call(toolCallId, name ?? 'unknown', undefined);
     const call = this.#calls.get(toolCallId) as Call;
     call.done = true;
-    return [...messages, { type: failed ? 'tool.failed' : 'tool.completed', toolCallId, name: name ?? call.name, output }];
+    if (failed) return [...messages, { type: 'tool.failed', toolCallId, name: name ?? call.name, output }];
+    return [...messages, { type: 'tool.completed', toolCallId, name: name ?? call.name, output, ...(content === undefined || content.length === 0 ? {} : { content: [...content] }) }];
   }
 
   /** Whether any tool was announced. */

@@ -20,7 +20,8 @@ export function outcomeOf<S>(dialect: MessageMapping<S>, state: S, name: string)
   const details = dialect.failureDetails?.(state, null) ?? {};
   return {
     kind: 'failed',
-    reason: conclusion.kind === 'failed' ? conclusion.reason : 'agent-error',
+    // A session's turn is not given its schema natively: `output-schema` is the shell's to say.
+    reason: conclusion.kind === 'failed' && conclusion.reason !== 'output-schema' ? conclusion.reason : 'agent-error',
     message: conclusion.kind === 'failed' ? conclusion.message : `${name}: ${conclusion.message}`,
     ...(agentError === undefined ? {} : { agentError }),
     ...(details.httpStatus === undefined ? {} : { httpStatus: details.httpStatus }),

@@ -114,3 +114,46 @@ describe('ACP dialect: tool calls', () => {
     ]);
   });
 });
+
+describe('ACP dialect: what a tool gave back besides text (tool.completed.content)', () => {
+  const diff = { type: 'diff', path: '/w/a.txt', oldText: 'old\n', newText: 'new\n' };
+  const image = { type: 'content', content: { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' } };
+  const text = { type: 'content', content: { type: 'text', text: 'wrote a.txt' } };
+  const edit = (fields: Record<string, unknown> = {}) => call('E1', { kind: 'edit', title: 'Edit a.txt', rawInput: { file_path: '/w/a.txt' }, _meta: { toolName: 'edit' }, ...fields });
+
+  it('a completed edit carries its diff, and an image a tool gave back is carried as base64 with its type; the text stays the output', () => {
+    const messages = contentOf([edit(), update({ sessionUpdate: 'tool_call_update', toolCallId: 'E1', status: 'completed', content: [text, diff, image] })]);
+    expect(messages.at(-1)).toEqual({
+      type: 'tool.completed',
+      toolCallId: 'E1',
+      name: 'edit',
+      output: 'wrote a.txt',
+      content: [
+        { type: 'diff', path: '/w/a.txt', oldText: 'old\n', newText: 'new\n' },
+        { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      ],
+    });
+  });
+
+  it("a new file's diff has oldText null (Gemini CLI sends none); the latest content is what counts: an update's content replaces the one before, one without content keeps it", () => {
+    const created = { type: 'diff', path: '/w/b.txt', newText: 'b\n' };
+    const kept = contentOf([edit({ content: [created] }), progress('E1', { content: undefined }), update({ sessionUpdate: 'tool_call_update', toolCallId: 'E1', status: 'completed' })]);
+    expect(kept.at(-1)).toMatchObject({ type: 'tool.completed', content: [{ type: 'diff', path: '/w/b.txt', oldText: null, newText: 'b\n' }] });
+    const replaced = contentOf([edit({ content: [created] }), progress('E1'), update({ sessionUpdate: 'tool_call_update', toolCallId: 'E1', status: 'completed' })]);
+    expect(replaced.at(-1)).toEqual({ type: 'tool.completed', toolCallId: 'E1', name: 'edit', output: '' });
+  });
+
+  it('a failed call carries no content (its diff was never written); text-only content gives none', () => {
+    const failed = contentOf([edit({ content: [diff] }), update({ sessionUpdate: 'tool_call_update', toolCallId: 'E1', status: 'failed', content: [text, diff] })]);
+    expect(failed.at(-1)).toEqual({ type: 'tool.failed', toolCallId: 'E1', name: 'edit', output: 'wrote a.txt' });
+    expect(contentOf([call('T1', { rawInput: { command: 'ls' } }), done('T1', 'a b')]).at(-1)).not.toHaveProperty('content');
+  });
+
+  it('malformed blocks are left out: a diff without its path or new text, an image without data', () => {
+    const messages = contentOf([
+      edit(),
+      update({ sessionUpdate: 'tool_call_update', toolCallId: 'E1', status: 'completed', content: [{ type: 'diff', newText: 'x' }, { type: 'diff', path: '/w/a.txt' }, { type: 'content', content: { type: 'image', mimeType: 'image/png' } }, { type: 'terminal', terminalId: 't' }] }),
+    ]);
+    expect(messages.at(-1)).toEqual({ type: 'tool.completed', toolCallId: 'E1', name: 'edit', output: '' });
+  });
+});

@@ -2,9 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import { QWEN_APPROVAL_MODES, QWEN_MAX_PROMPT_BYTES, runQwen, qwenSession, type RunQwenOptions } from '../../../lib/index.js';
 import { qwenAgent } from '../../../lib/agents/qwen/definition.js';
 import { processInvocation } from '../../helpers/invocation.js';
+import { rootAcceptsObject } from '../../../lib/agents/qwen/args.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as z from 'zod';
 
 const invocation = (options: RunQwenOptions) => processInvocation(qwenAgent, options);
-const argsOf = (options: Omit<RunQwenOptions, 'prompt'>) => invocation({ prompt: 'p', ...options }).args;
+const argsOf = (options: Omit<RunQwenOptions, 'prompt'> & { prompt?: RunQwenOptions['prompt'] }) => invocation({ prompt: 'p', ...options }).args;
 const BASE = ['--output-format', 'stream-json', '--include-partial-messages'];
 const ENV = { QWEN_CODE_NO_RELAUNCH: 'true', QWEN_CODE_SUPPRESS_YOLO_WARNING: '1' };
 
@@ -69,10 +74,51 @@ describe('Qwen Code arguments', () => {
     const session = qwenAgent.session({ model: 'm', approvalMode: 'default', agentRetry: false, extraArgs: ['--debug'], cwd: '/work' });
     expect(session.args).toEqual(['--acp', '--model=m', '--approval-mode=default', '--debug']);
     expect(session.processOptions).toEqual({ gracePeriodMs: 10_000, interrupt: { signal: 'SIGTERM', stdin: null }, cwd: '/work', env: ENV });
-    expect(session.setup).toEqual({ noRetries: true });
+    // Its prompts may carry images: its model is said to take them (else Qwen Code may put a placeholder in their place).
+    expect(session.setup).toEqual({ noRetries: true, images: true });
     expect(session.resuming).toBe(false);
     expect(session.dialect?.name).toBe('Qwen Code');
     expect(session.dialect?.tools?.kind('run_shell_command')).toBe('execute');
+  });
+
+  it('an outputSchema goes natively: --json-schema=<its JSON Schema>, before the prompt, which holds no instruction', () => {
+    const Answer = z.object({ answer: z.string(), n: z.number() });
+    const args = argsOf({ outputSchema: Answer });
+    expect(args).toEqual([...BASE, expect.stringMatching(/^--json-schema=\{/), '--prompt=p']);
+    const { $schema: _dialect, ...jsonSchema } = z.toJSONSchema(Answer);
+    expect(JSON.parse(args[3]?.slice('--json-schema='.length) ?? '')).toEqual(jsonSchema);
+    expect(argsOf({ outputSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } })).toContain('--json-schema={"type":"object","properties":{"ok":{"type":"boolean"}}}');
+  });
+
+  it('refuses a schema whose root takes no object at call time, for every run (Qwen Code takes the answer as a tool call\'s arguments)', () => {
+    expect(() => runQwen({ prompt: 'p', outputSchema: z.array(z.string()) })).toThrow(/Qwen Code run's outputSchema must accept an object at its root/);
+    expect(() => runQwen({ prompt: 'p', outputSchema: { type: 'string' } })).toThrow(TypeError);
+    expect(() => runQwen({ prompt: 'p', outputSchema: z.string(), permission: 'allow-all' })).toThrow(TypeError);
+    expect(() => runQwen({ prompt: 'p', outputSchema: z.union([z.object({ a: z.string() }), z.string()]) })).not.toThrow();
+  });
+
+  it('which roots accept an object, as Qwen Code checks them', () => {
+    expect(rootAcceptsObject({})).toBe(true);
+    expect(rootAcceptsObject({ type: ['object', 'null'] })).toBe(true);
+    expect(rootAcceptsObject({ type: 'array' })).toBe(false);
+    expect(rootAcceptsObject({ $ref: '#/$defs/A', $defs: { A: { type: 'object' } } })).toBe(false);
+    expect(rootAcceptsObject({ enum: ['a', 'b'] })).toBe(false);
+    expect(rootAcceptsObject({ const: { a: 1 } })).toBe(true);
+    expect(rootAcceptsObject({ anyOf: [{ type: 'string' }, { type: 'number' }] })).toBe(false);
+    expect(rootAcceptsObject({ oneOf: [{ type: 'string' }, { type: 'object' }] })).toBe(true);
+    expect(rootAcceptsObject({ allOf: [{ type: 'object' }, { type: 'string' }] })).toBe(false);
+  });
+
+  it('files are inlined into the one --prompt= argument: a prompt they make too long for it is refused at call time', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-rx-qwen-args-'));
+    try {
+      writeFileSync(join(dir, 'small.txt'), 'small text\n');
+      writeFileSync(join(dir, 'big.txt'), 'x'.repeat(100 * 1024));
+      expect(argsOf({ cwd: dir, prompt: ['Read', { type: 'file', path: 'small.txt' }] } as never).at(-1)).toBe(`--prompt=Read\n\n<file path=${JSON.stringify(join(dir, 'small.txt'))}>\nsmall text\n</file>`);
+      expect(() => runQwen({ cwd: dir, prompt: ['Read', { type: 'file', path: 'big.txt' }, { type: 'file', path: 'big.txt' }] })).toThrow(/holds at most 128 KiB/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('its flags on the command line: --approval-mode and --session', () => {

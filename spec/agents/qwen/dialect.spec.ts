@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import type { CliMessage, ProcessItem } from '../../../lib/index.js';
+import * as z from 'zod';
+import { checkRunOutput, type CliMessage, type ProcessItem } from '../../../lib/index.js';
 import { qwenOutputToMessages, qwenStderrLine } from '../../../lib/agents/qwen/dialect.js';
 import { exit, scheduler } from '../../helpers/items.js';
 
@@ -85,6 +86,35 @@ describe('Qwen Code dialect (qwenOutputToMessages)', () => {
     expect(answer(messages)).toBe('This stream never ends...');
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'exit', exitCode: 130 });
     expect((messages.at(-1) as { message: string }).message).toContain('Qwen Code exited with code 130');
+  });
+
+  it('--json-schema: the refused call is tool.failed, the valid one ends the run; its structured_result is terminal.completed.output', async () => {
+    const messages = await replay('json-schema-retry-ok');
+    expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
+      { type: 'tool.call', toolCallId: 'call_1', name: 'structured_output', input: { answer: 'x' }, kind: 'other' },
+      { type: 'tool.failed', toolCallId: 'call_1', name: 'structured_output', output: "params must have required property 'n'" },
+      { type: 'tool.call', toolCallId: 'call_2', name: 'structured_output', input: { answer: 'forty-two', n: 42 }, kind: 'other' },
+      { type: 'tool.completed', toolCallId: 'call_2', name: 'structured_output', output: 'Structured output accepted.' },
+    ]);
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn', output: { answer: 'forty-two', n: 42 } });
+  });
+
+  it('--json-schema answered in prose (exit 1): terminal.failed output-schema, not agent-error; the outputSchema check adds the issues and the answer', async () => {
+    const messages = await replay('json-schema-prose', 1);
+    expect(messages.at(-1)).toMatchObject({
+      type: 'terminal.failed',
+      reason: 'output-schema',
+      exitCode: 1,
+      agentError: expect.stringContaining('Model produced plain text instead of calling the structured_output tool') as unknown,
+    });
+    const checked = await lastValueFrom(from([...recording('json-schema-prose'), exit({ exitCode: 1 })]).pipe(qwenOutputToMessages(), checkRunOutput(z.object({ answer: z.string(), n: z.number() })), toArray()));
+    expect(checked.at(-1)).toMatchObject({
+      type: 'terminal.failed',
+      reason: 'output-schema',
+      outputIssues: [{ path: '', message: 'the answer holds no JSON value' }],
+      answer: 'I refuse to call tools',
+      message: expect.stringMatching(/^the answer does not satisfy outputSchema: the answer holds no JSON value \(Qwen Code ended the run: the model answered in prose/) as unknown,
+    });
   });
 
   it('a resumed session is session.resumed', async () => {

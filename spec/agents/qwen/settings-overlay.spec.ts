@@ -56,6 +56,18 @@ describe('Qwen Code configuration overlay (QWEN_HOME)', () => {
     overlay.remove();
   });
 
+  it("with images (an ACP session): the model takes images (modalities.image), the user's other modalities and model settings kept", () => {
+    const real = realQwen({ model: { name: 'm', generationConfig: { timeout: 5, modalities: { video: true, image: false } } } });
+    const overlay = createQwenHomeOverlay(real, { noRetries: true, images: true }, scratch('agent-rx-qwen-parent-'));
+    const settings = JSON.parse(readFileSync(join(overlay.dir, 'settings.json'), 'utf8')) as { model: unknown };
+    expect(settings.model).toEqual({ name: 'm', generationConfig: { timeout: 5, maxRetries: 0, modalities: { video: true, image: true } } });
+    overlay.remove();
+    const plain = createQwenHomeOverlay(realQwen(), { noRetries: false, images: true }, scratch('agent-rx-qwen-parent-'));
+    expect((JSON.parse(readFileSync(join(plain.dir, 'settings.json'), 'utf8')) as { model: unknown }).model).toEqual({ generationConfig: { modalities: { image: true } } });
+    plain.remove();
+    expect(qwenSettingsOverlay({ noRetries: true, images: true }).what).toBe("Qwen Code's quiet settings without retries and with images");
+  });
+
   it('a user without a .qwen folder: the overlay has the quiet settings and a projects folder made in the real one, for sessions', () => {
     const home = scratch('agent-rx-qwen-home-');
     const overlay = qwenSettingsOverlay({ noRetries: false }).create({ HOME: home }, scratch('agent-rx-qwen-parent-'));

@@ -19,6 +19,13 @@ export function qwenHome(env: Readonly<Record<string, string | undefined>>): str
 export interface QwenSettingsPatch {
   /** One try per HTTP request (`model.generationConfig.maxRetries: 0`). */
   readonly noRetries: boolean;
+  /**
+   * The model takes images (`model.generationConfig.modalities.image: true`, the user's other
+   * modalities kept): for an ACP session, whose prompts may carry images. Without it Qwen Code
+   * guesses the modalities from the model's id, and for an id it does not know (a custom or local
+   * model) it replaces every image of a prompt with the text `[image: image/png]`, silently.
+   */
+  readonly images?: boolean;
 }
 
 /**
@@ -26,11 +33,18 @@ export interface QwenSettingsPatch {
  * background memory agent (after an answer it asks the model again and writes memories: a second
  * request the run waits for and counts); no follow-up suggestions (after each ACP turn a side
  * request, and a stall of a second before the turn's answer); no inhibitor process that keeps the
- * machine awake while a model streams. With `noRetries`, its HTTP client does not retry.
+ * machine awake while a model streams. With `noRetries`, its HTTP client does not retry; with
+ * `images`, the model is said to take images.
  */
 export function quietSettings(patch: QwenSettingsPatch): (settings: Record<string, unknown>) => Record<string, unknown> {
   return (settings) => {
     const model = asRecord(settings['model']);
+    const generationConfig = asRecord(model['generationConfig']);
+    const patched = {
+      ...generationConfig,
+      ...(patch.noRetries ? { maxRetries: 0 } : {}),
+      ...(patch.images === true ? { modalities: { ...asRecord(generationConfig['modalities']), image: true } } : {}),
+    };
     return {
       ...settings,
       general: { ...asRecord(settings['general']), enableAutoUpdate: false, preventSystemSleep: false },
@@ -38,7 +52,7 @@ export function quietSettings(patch: QwenSettingsPatch): (settings: Record<strin
       telemetry: { ...asRecord(settings['telemetry']), enabled: false },
       memory: { ...asRecord(settings['memory']), enableManagedAutoMemory: false, enableManagedAutoDream: false },
       ui: { ...asRecord(settings['ui']), enableFollowupSuggestions: false },
-      ...(patch.noRetries ? { model: { ...model, generationConfig: { ...asRecord(model['generationConfig']), maxRetries: 0 } } } : {}),
+      ...(patch.noRetries || patch.images === true ? { model: { ...model, generationConfig: patched } } : {}),
     };
   };
 }
@@ -53,11 +67,12 @@ export function createQwenHomeOverlay(realDir: string, patch: QwenSettingsPatch,
   return createConfigOverlay({ realDir, patch: quietSettings(patch), ensure: ['projects'], parent, prefix: 'agent-rx-qwen-' });
 }
 
-/** The overlay every Qwen Code run and session gets: quiet settings, and with `noRetries` no HTTP retries. */
+/** The overlay every Qwen Code run and session gets: quiet settings, and with `noRetries` no HTTP retries, with `images` a model that takes images. */
 export function qwenSettingsOverlay(patch: QwenSettingsPatch): RunOverlay {
+  const more = [...(patch.noRetries ? ['without retries'] : []), ...(patch.images === true ? ['with images'] : [])];
   return {
     create: (env, parent) => createQwenHomeOverlay(qwenHome(env), patch, parent),
     env: QWEN_HOME_ENV,
-    what: patch.noRetries ? "Qwen Code's quiet settings without retries" : "Qwen Code's quiet settings",
+    what: `Qwen Code's quiet settings${more.length === 0 ? '' : ` ${more.join(' and ')}`}`,
   };
 }
