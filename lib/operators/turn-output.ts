@@ -1,4 +1,5 @@
 import { Observable, type OperatorFunction } from 'rxjs';
+import { terminalFailed } from '../terminal-failed.js';
 import type { CliMessage, OutputSchema, SessionMessage, TerminalCompleted, TerminalFailed, TurnCompleted, TurnFailed } from '../messages.js';
 import { AnswerText } from './answer-text.js';
 import { boundedAnswer, checkOutput, outputContract, outputFailureMessage, type OutputContract } from './output-schema.js';
@@ -45,20 +46,13 @@ export class OutputWatch {
     const text = this.#answer.finalText;
     const check = checkOutput(this.#contract, text, terminal.output === undefined ? undefined : { value: terminal.output });
     if (check.ok) return { ...terminal, output: check.output };
-    return {
-      type: 'terminal.failed',
-      reason: 'output-schema',
-      message: outputFailureMessage(check.issues),
+    // The agent ended its turn as it should (exit code 0): only the answer's shape is wrong.
+    return terminalFailed('output-schema', outputFailureMessage(check.issues), {
       exitCode: 0,
-      signal: null,
-      stderr: '',
-      stderrTruncatedBytes: 0,
-      invalidOutputLines: [],
-      invalidOutputLinesOmitted: 0,
       outputIssues: [...check.issues],
       answer: boundedAnswer(terminal.output === undefined ? text : JSON.stringify(terminal.output)),
-      ...(terminal.sessionId === undefined ? {} : { sessionId: terminal.sessionId }),
-    };
+      sessionId: terminal.sessionId,
+    });
   }
 
   /**

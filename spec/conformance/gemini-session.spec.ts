@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { acpSession, geminiSession, runGemini, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
@@ -8,8 +8,7 @@ import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js'
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
-import { promptConformance } from './prompt-suite.js';
-import { imagesInRequest, testPng } from './scenarios.js';
+import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 
 /**
  * geminiSession (acpSession over `gemini --acp`) against the real Gemini CLI and the fake model
@@ -126,8 +125,7 @@ describe('geminiSession: a steer while a request waits', () => {
   });
 });
 
-describe('prompt parts and typed answers on the real Gemini CLI', () => {
-  promptConformance(() => ({
+const geminiPromptAgent = (): PromptAgent => ({
     name: 'Gemini CLI',
     tag: TAG,
     cwd: env.cwd,
@@ -135,30 +133,12 @@ describe('prompt parts and typed answers on the real Gemini CLI', () => {
     run: (prompt, outputSchema) =>
       runGemini({ prompt, executable: GEMINI.command, executableArgs: GEMINI.args, cwd: env.cwd, env: { ...env.env, ...TAG.env }, ...(outputSchema === undefined ? {} : { outputSchema }) }),
     session: (onStopped) => geminiSession(options(onStopped)),
-  }));
+  });
+
+describe('prompt parts and typed answers on the real Gemini CLI', () => {
+  promptConformance(geminiPromptAgent);
 });
 
 describe('geminiSession: a file part', () => {
-  it('goes as embedded context (an ACP resource with its text), which Gemini CLI puts before the model under its header; beside an image, as text, the image kept', async () => {
-    const path = join(env.cwd, 'brief for the session.txt');
-    writeFileSync(path, 'The launch code is OKAPI-5150.\n');
-    const png = testPng();
-    const session = new SessionDriver((onStopped) => geminiSession(options(onStopped)));
-    let from = server.requests.length;
-    session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Summarize the brief.`, parts: [{ type: 'file', path: 'brief for the session.txt' }] });
-    expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 1 });
-    let bodies = server.requests.slice(from).map((request) => JSON.stringify(request.body));
-    expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes('--- Content from referenced context ---') && body.includes(`file://${path}`))).toBe(true);
-
-    from = server.requests.length;
-    session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Both, please.`, parts: [{ type: 'file', path: 'brief for the session.txt' }, { type: 'image', data: png.bytes, mimeType: 'image/png' }] });
-    expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 2 });
-    const requests = server.requests.slice(from).filter((request) => request.method === 'POST');
-    bodies = requests.map((request) => JSON.stringify(request.body));
-    expect(requests.flatMap((request) => imagesInRequest(request.body))).toContainEqual({ mimeType: 'image/png', data: png.base64 });
-    expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes(JSON.stringify(`<file path=${JSON.stringify(path)}>`).slice(1, -1)))).toBe(true);
-    session.end();
-    await session.done;
-    rmSync(path, { force: true });
-  });
+  acpFilePartConformance(geminiPromptAgent, '--- Content from referenced context ---');
 });

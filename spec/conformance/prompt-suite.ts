@@ -119,3 +119,38 @@ export function promptConformance(agent: () => PromptAgent): void {
     expect(await driver.nextOf('terminal.completed', 60_000)).toMatchObject({ type: 'terminal.completed' });
   });
 }
+
+/**
+ * An ACP agent's file part in a session: it goes as embedded context (an ACP resource with its
+ * text), which the agent puts before the model under its own `header`; beside an image, as a
+ * `<file>` text block, the image kept (Gemini CLI drops images beside an embedded resource).
+ */
+export function acpFilePartConformance(agent: () => PromptAgent, header: string): void {
+  it(`goes as embedded context (an ACP resource with its text: "${header}"); beside an image, as text, the image kept`, async () => {
+    const { server, cwd } = agent();
+    const path = join(cwd, 'brief for the session.txt');
+    writeFileSync(path, 'The launch code is OKAPI-5150.\n');
+    const png = testPng();
+    const session = new SessionDriver((onStopped) => agent().session(onStopped));
+    try {
+      let from = server.requests.length;
+      session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Summarize the brief.`, parts: [{ type: 'file', path: 'brief for the session.txt' }] });
+      expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 1 });
+      let bodies = server.requests.slice(from).map((request) => JSON.stringify(request.body));
+      expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes(header) && body.includes(`file://${path}`))).toBe(true);
+
+      from = server.requests.length;
+      session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Both, please.`, parts: [{ type: 'file', path: 'brief for the session.txt' }, { type: 'image', data: png.bytes, mimeType: 'image/png' }] });
+      expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 2 });
+      const requests = since(server, from);
+      bodies = requests.map((request) => JSON.stringify(request.body));
+      expect(requests.flatMap((request) => imagesInRequest(request.body))).toContainEqual({ mimeType: 'image/png', data: png.base64 });
+      expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes(JSON.stringify(`<file path=${JSON.stringify(path)}>`).slice(1, -1)))).toBe(true);
+      session.end();
+      await session.done;
+    } finally {
+      session.unsubscribe();
+      rmSync(path, { force: true });
+    }
+  });
+}

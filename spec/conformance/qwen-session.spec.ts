@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { qwenSession, runQwen, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
@@ -8,8 +6,7 @@ import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
-import { promptConformance } from './prompt-suite.js';
-import { imagesInRequest, testPng } from './scenarios.js';
+import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -108,8 +105,7 @@ describe('runQwen with permission: a one-prompt ACP session, where Qwen Code ask
   }));
 });
 
-describe('prompt parts and typed answers on the real Qwen Code', () => {
-  promptConformance(() => ({
+const qwenPromptAgent = (): PromptAgent => ({
     name: 'Qwen Code',
     tag: TAG,
     cwd: env.cwd,
@@ -117,30 +113,12 @@ describe('prompt parts and typed answers on the real Qwen Code', () => {
     run: (prompt, outputSchema) =>
       runQwen({ prompt, executable: QWEN.command, executableArgs: QWEN.args, model: 'recall', cwd: env.cwd, env: { ...env.env, ...TAG.env }, ...(outputSchema === undefined ? {} : { outputSchema }) }),
     session: (onStopped) => qwenSession(options(onStopped)),
-  }));
+  });
+
+describe('prompt parts and typed answers on the real Qwen Code', () => {
+  promptConformance(qwenPromptAgent);
 });
 
 describe('qwenSession: a file part', () => {
-  it('goes as embedded context (an ACP resource with its text), which Qwen Code puts before the model under its header; beside an image, as text, the image kept', async () => {
-    const path = join(env.cwd, 'brief for the session.txt');
-    writeFileSync(path, 'The launch code is OKAPI-5150.\n');
-    const png = testPng();
-    const session = new SessionDriver((onStopped) => qwenSession(options(onStopped)));
-    let from = server.requests.length;
-    session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Summarize the brief.`, parts: [{ type: 'file', path: 'brief for the session.txt' }] });
-    expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 1 });
-    let bodies = server.requests.slice(from).map((request) => JSON.stringify(request.body));
-    expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes('File: file://') && body.includes(`file://${path}`))).toBe(true);
-
-    from = server.requests.length;
-    session.send({ type: 'prompt', text: `${scenarioMarker('echo')}Both, please.`, parts: [{ type: 'file', path: 'brief for the session.txt' }, { type: 'image', data: png.bytes, mimeType: 'image/png' }] });
-    expect(await session.nextOf('turn.completed', 90_000)).toMatchObject({ turn: 2 });
-    const requests = server.requests.slice(from).filter((request) => request.method === 'POST');
-    bodies = requests.map((request) => JSON.stringify(request.body));
-    expect(requests.flatMap((request) => imagesInRequest(request.body))).toContainEqual({ mimeType: 'image/png', data: png.base64 });
-    expect(bodies.some((body) => body.includes('OKAPI-5150') && body.includes(JSON.stringify(`<file path=${JSON.stringify(path)}>`).slice(1, -1)))).toBe(true);
-    session.end();
-    await session.done;
-    rmSync(path, { force: true });
-  });
+  acpFilePartConformance(qwenPromptAgent, 'File: file://');
 });
