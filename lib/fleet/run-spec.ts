@@ -83,8 +83,33 @@ export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
  * // throws TypeError: agent-rx: not a run spec: permission must be one of allow-all, allow-reads, deny-all, ask; got "sometimes"
  */
 export function checkRunSpec(value: unknown): RunSpec {
+  const carried = notCarried(value);
+  if (carried !== null) throw new TypeError(`agent-rx: not a run spec: ${carried}`);
   const parsed = RunSpecSchema.safeParse(value, { reportInput: true });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new TypeError(`agent-rx: not a run spec: ${describeIssue(issue, issue?.path.map(String).join('.') ?? 'it')}`);
+}
+
+const MADE_BY_DISPATCHER = 'createRunDispatcher().run (or toRunSpec) reads it on the caller\'s machine';
+
+/**
+ * Why a spec holds what only the caller's machine can give (a path to read, bytes, a zod schema),
+ * in words, or `null`: a worker never reads a caller's paths, and JSON carries no bytes nor zod.
+ */
+function notCarried(value: unknown): string | null {
+  const options = typeof value === 'object' && value !== null ? (value as { readonly options?: unknown }).options : undefined;
+  if (typeof options !== 'object' || options === null) return null;
+  const { prompt, outputSchema } = options as { readonly prompt?: unknown; readonly outputSchema?: unknown };
+  if (outputSchema instanceof z.ZodType) return 'options.outputSchema is a zod schema: a spec carries its JSON Schema (createRunDispatcher().run, or toRunSpec, makes it)';
+  if (!Array.isArray(prompt)) return null;
+  for (const [index, part] of (prompt as readonly unknown[]).entries()) {
+    if (typeof part !== 'object' || part === null) continue;
+    const { type, path, data } = part as { readonly type?: unknown; readonly path?: unknown; readonly data?: unknown };
+    const where = `options.prompt[${index}]`;
+    if (type === 'image' && path !== undefined) return `${where} is an image by path: a spec carries images as base64 data with a mimeType (${MADE_BY_DISPATCHER}; a worker never reads a caller's paths)`;
+    if (type === 'image' && data instanceof Uint8Array) return `${where} holds bytes: a spec carries images as base64 data with a mimeType (${MADE_BY_DISPATCHER})`;
+    if (type === 'file') return `${where} is a file: a spec carries it as a text part holding the file (${MADE_BY_DISPATCHER}; a worker never reads a caller's paths)`;
+  }
+  return null;
 }
