@@ -219,7 +219,7 @@ class Dispatcher implements RunDispatcher {
   }
 
   run<Output = unknown>(spec: DispatchSpec<Output>, options: DispatchOptions = {}): Observable<CliMessage<Output>> {
-    const { spec: checked, zodOutput } = prepareSpec(spec as DispatchSpec);
+    const { spec: checked, zodOutput } = prepareSpec(spec);
     const run$ = this.#run(checked, options);
     // The worker checked the answer against the JSON Schema; the zod schema says more (refinements, transforms) and types it.
     return (zodOutput === undefined ? run$ : run$.pipe(checkRunOutputWith(zodOutput))) as Observable<CliMessage<Output>>;
