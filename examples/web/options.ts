@@ -43,6 +43,8 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
                         a stream that drops resumes where it stopped (the run waits ${FLEET_GRACE_TEXT}
                         for its page to come back, then is cancelled)
   the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent
+  The page can attach an image to a prompt (PNG, JPEG, GIF or WebP, at most 5 MB) for the real
+  agent or a session; an agent that cannot take one says so. A replay reads no prompt: no image.
   -h, --help            this text
 `;
 

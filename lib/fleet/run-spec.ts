@@ -53,6 +53,10 @@ export interface AgentRunSpec<N extends AgentName> {
  * ```ts
  * const spec: RunSpec = { agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } };
  * ```
+ *
+ * It is plain JSON, as it travels through Redis: the prompt is text, and images as base64 `data`
+ * with their `mimeType`; `outputSchema` is a JSON Schema object. `dispatcher.run` takes more (see
+ * `DispatchSpec`: images by path or as bytes, files, a zod schema) and makes it this.
  */
 export type RunSpec = { [N in AgentName]: AgentRunSpec<N> }[AgentName];
 
@@ -73,12 +77,18 @@ export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
 ) as unknown as z.ZodType<RunSpec, RunSpec>;
 
 /**
- * The spec, checked: a `TypeError` that says what is wrong, as for a source's options.
+ * The spec, checked: a `TypeError` that says what is wrong, as for a source's options. A spec is
+ * plain JSON: its prompt holds text, and images as base64 `data` with their `mimeType`; its
+ * `outputSchema` is a JSON Schema object. One that still holds an image by path, bytes, a file
+ * part or a zod schema (what `dispatcher.run` reads and converts on the caller's machine, see
+ * `toRunSpec`) is refused, saying so: a worker never reads a caller's paths.
  *
  * @example
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix it', executable: '/bin/sh' } });
  * // throws TypeError: agent-rx: not a run spec: options has no option "executable"
+ * checkRunSpec({ agent: 'pi', options: { prompt: ['What is this?', { type: 'image', path: 'shot.png' }] } });
+ * // throws TypeError: agent-rx: not a run spec: options.prompt[1] is an image by path: a spec carries images as base64 data with a mimeType (…)
  * checkRunSpec({ agent: 'codex', options: { prompt: 'Fix it' }, permission: 'sometimes' });
  * // throws TypeError: agent-rx: not a run spec: permission must be one of allow-all, allow-reads, deny-all, ask; got "sometimes"
  */
