@@ -92,7 +92,10 @@ export interface RunDispatcher {
    * A run's entries after `after` (an entry id, as `follow` and SSE `id:` give; default: from its
    * start), until its terminal; nothing when `after` is its terminal's id. Never enqueues;
    * unsubscribing only stops reading. A run nobody knows ends with `lost` (after a second: a
-   * reader may start a moment before another caller enqueues the run).
+   * reader may start a moment before another caller enqueues the run). Entries are as the worker
+   * wrote them: a typed run's `terminal.completed.output` was checked against the spec's JSON
+   * Schema; to check it with the zod schema and type it, map the entries to their messages and pipe
+   * `checkRunOutput(schema)`.
    */
   follow(runId: string, options?: { readonly after?: string }): Observable<RunEntry>;
   /** Cancels a run: removed from the queue if waiting, stopped on its worker if running; its stream ends `aborted`. */
