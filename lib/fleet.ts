@@ -20,6 +20,7 @@ export type { WorkerStopReason } from './fleet/stop-reason.js';
 export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
 
 // A run as data
+export { toRunSpec, type DispatchSpec, type AgentDispatchSpec, type DispatchRunOptions } from './fleet/dispatch-spec.js';
 export { RunSpecSchema, checkRunSpec, FLEET_PERMISSIONS, type RunSpec, type AgentRunSpec, type RunSpecOptions, type FleetPermission } from './fleet/run-spec.js';
 
 // Where Redis is, and the keys of a run

@@ -24,7 +24,7 @@ import type { ServerResponse } from 'node:http';
 import { concat, defer, EMPTY, from, map, of, switchMap, type Subscription } from 'rxjs';
 import type { FleetConnection, RunDispatcher, RunEntry, RunSpec } from '../../lib/fleet.js';
 import { isTerminal, type CliMessage } from '../../lib/index.js';
-import { DEFAULT_RECONNECT_GRACE_MS } from './options.js';
+import { DEFAULT_RECONNECT_GRACE_MS, describePrompt, type WebPrompt } from './options.js';
 import { eventId, parseEventId, RUN_EVENT, START_ENTRY_ID, type RunEventData } from './resumable.js';
 import { serveSseEvents, type SseEvent } from './sse.js';
 
@@ -42,8 +42,8 @@ export interface WebFleetOptions {
 }
 
 export interface FleetRuns {
-  /** A new run of `prompt`, streamed to `response`; `false` (nothing started) when the spec is refused, with why. */
-  start(response: ServerResponse, prompt: string): { readonly started: true } | { readonly started: false; readonly why: string };
+  /** A new run of `prompt` (its text, and an attached image), streamed to `response`; `false` (nothing started) when the spec is refused, with why. */
+  start(response: ServerResponse, prompt: WebPrompt): { readonly started: true } | { readonly started: false; readonly why: string };
   /** Answers a reconnect: `false` when `lastEventId` is not one of ours (the caller answers 204). */
   resume(response: ServerResponse, lastEventId: string): boolean;
   /** Cancels a run (Stop): settles once the cancel is in Redis. */
@@ -69,7 +69,7 @@ interface OwnedRun {
 
 export interface FleetRunsSettings {
   readonly fleet: WebFleetOptions;
-  readonly spec: (prompt: string) => RunSpec;
+  readonly spec: (prompt: WebPrompt) => RunSpec;
   readonly log: (line: string) => void;
   readonly keepAliveMs?: number;
 }
@@ -115,7 +115,7 @@ class Runs implements FleetRuns {
     this.#retryMs = settings.fleet.retryMs ?? 1000;
   }
 
-  start(response: ServerResponse, prompt: string): { readonly started: true } | { readonly started: false; readonly why: string } {
+  start(response: ServerResponse, prompt: WebPrompt): { readonly started: true } | { readonly started: false; readonly why: string } {
     // A client that left already gets nothing, and nothing is started for it.
     if (response.socket === null || response.socket.destroyed) return { started: true };
     const runId = randomUUID();
@@ -139,7 +139,7 @@ class Runs implements FleetRuns {
     };
     this.#owned.set(runId, run);
     const startedAt = performance.now();
-    this.#settings.log(`run ${run.number}: queued for the fleet as ${runId} (${prompt.length} characters of prompt)`);
+    this.#settings.log(`run ${run.number}: queued for the fleet as ${runId} (${describePrompt(prompt)})`);
     run.subscription = source.subscribe({
       next: (message) => {
         markKnown();

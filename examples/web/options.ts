@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { agentFlagOptions, agentFlagValues } from '../../lib/cli/agent-flags.js';
 import { checkRunSpec, type RunSpec } from '../../lib/fleet/run-spec.js';
-import { AGENT_NAMES, AGENTS, isAgentName, type AgentName } from '../../lib/index.js';
+import type { SpecPrompt } from '../../lib/agents/shared/option-schemas.js';
+import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type ImageMimeType } from '../../lib/index.js';
 import { DEFAULT_TRANSCRIPTS } from '../replay-agent/recordings.js';
 
 export { DEFAULT_TRANSCRIPTS };
@@ -42,6 +43,8 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
                         a stream that drops resumes where it stopped (the run waits ${FLEET_GRACE_TEXT}
                         for its page to come back, then is cancelled)
   the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent
+  The page can attach an image to a prompt (PNG, JPEG, GIF or WebP, at most 5 MB) for the real
+  agent or a session; an agent that cannot take one says so. A replay reads no prompt: no image.
   -h, --help            this text
 `;
 
@@ -132,7 +135,8 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
 
 /** What one run is given: options that every agent's run takes, and what the agent's own flags set. */
 export interface WebRunOptions {
-  readonly prompt: string;
+  /** The page's prompt: its text, and the image it attached (as base64 data). */
+  readonly prompt: WebPrompt;
   readonly executable?: string;
   readonly executableArgs?: readonly string[];
   readonly model?: string;
@@ -141,8 +145,16 @@ export interface WebRunOptions {
   readonly [option: string]: unknown;
 }
 
+/** A prompt from the page: its text, or its text then the image it attached. */
+export type WebPrompt = string | readonly [string, { readonly type: 'image'; readonly data: string; readonly mimeType: ImageMimeType }];
+
+/** A prompt's size for a log line: its characters, and whether an image came with it. */
+export function describePrompt(prompt: WebPrompt): string {
+  return typeof prompt === 'string' ? `${String(prompt.length)} characters of prompt` : `${String(prompt[0].length)} characters of prompt and an image`;
+}
+
 // The run options of one run: Node running the replay script (a transcript is a "model"), or the agent.
-export function runOptionsFor(agent: AgentChoice, prompt: string, replayScript: string): WebRunOptions {
+export function runOptionsFor(agent: AgentChoice, prompt: WebPrompt, replayScript: string): WebRunOptions {
   if (agent.kind === 'replay') {
     return { prompt, executable: process.execPath, executableArgs: [replayScript], model: agent.transcript, ...(agent.env === undefined ? {} : { env: agent.env }) };
   }
@@ -173,12 +185,13 @@ function realOptionsFor(agent: Extract<AgentChoice, { kind: 'real' }>): WebSessi
 }
 
 /**
- * What a run asks of the fleet's workers: the agent, the prompt, and the model (a replay's
+ * What a run asks of the fleet's workers: the agent, the prompt (text, and an attached image as
+ * base64 data: a spec carries it), and the model (a replay's
  * transcript: workers that run the replay agent take it as the recording's name) and what the
  * agent's own flags set. How it runs (executable, environment) is the worker's, so a replay's `env`
  * is not sent.
  */
-export function fleetSpecFor(agent: AgentChoice, prompt: string): RunSpec {
+export function fleetSpecFor(agent: AgentChoice, prompt: SpecPrompt): RunSpec {
   const model = agent.kind === 'replay' ? agent.transcript : agent.model;
   const own = agent.kind === 'real' ? agent.options : undefined;
   return checkRunSpec({ agent: agent.agent, options: { prompt, ...own, ...(model === undefined ? {} : { model }) } });

@@ -17,12 +17,19 @@
 // (where the agent offers `allow-always`) and Deny, which POST the `permission` command; its
 // `permission.resolved` says the decision and who made it (you, the deadline, an abort, the turn's
 // end) and closes the card.
+// An image can go with a prompt (the file input under it: PNG, JPEG, GIF or WebP, at most 5 MB),
+// as its bytes in base64 with their type: in a session, in the command's `parts`; for a run, POSTed
+// to /attachments first and named in GET /run (an EventSource cannot send a body). An agent that
+// cannot take it says so in the run's outcome (or the turn's `input.dropped`). A replay reads no
+// prompt: the page offers no attachment then.
 import type { Subscription } from 'rxjs';
 import {
   fromAgentEventSource,
   fromSessionEventSource,
+  IMAGE_MIME_TYPES,
   isTerminal,
   type CliMessage,
+  type ImageMimeType,
   type PermissionDecision,
   type PermissionRequested,
   type PermissionResolved,
@@ -30,6 +37,7 @@ import {
   type SessionMessage,
   type TerminalMessage,
 } from '../../lib/browser.js';
+import { MAX_IMAGE_BYTES } from '../../lib/operators/prompt-parts.js';
 import { resumingEventSource } from './resumable.js';
 
 const app = byId('app', HTMLElement);
@@ -48,6 +56,16 @@ const agentNote = byId('agent-note', HTMLElement);
 const hint = byId('prompt-hint', HTMLElement);
 const status = byId('status', HTMLElement);
 const transcript = byId('transcript', HTMLElement);
+const attachRow = byId('attach', HTMLElement);
+const imageInput = byId('image', HTMLInputElement);
+const imageClear = byId('image-clear', HTMLButtonElement);
+const imageNote = byId('image-note', HTMLElement);
+
+/** An image attached to a prompt: its bytes in base64 and their type, as a prompt's image part takes them. */
+interface PageImage {
+  readonly data: string;
+  readonly mimeType: ImageMimeType;
+}
 
 /** Whether one agent process answers the whole conversation (the server's session mode). */
 const sessionMode = app.dataset['mode'] === 'session';
@@ -86,6 +104,26 @@ if (sessionMode) {
   askLabel.hidden = !canAsk;
 }
 
+// A replay reads no prompt: nothing to attach.
+attachRow.hidden = app.dataset['mode'] === 'replay';
+
+/** The attached image, read when it was chosen (`null`: none, or one that cannot go). */
+let attached: Promise<PageImage | null> = Promise.resolve(null);
+
+imageInput.addEventListener('change', () => {
+  const file = imageInput.files?.[0];
+  imageClear.hidden = file === undefined;
+  attached = file === undefined ? Promise.resolve(null) : readImage(file);
+  void attached.then((image) => {
+    if (file !== undefined && image !== null) showImageNote(`${file.name} · ${kilobytes(file.size)}: goes with the next prompt`, 'ok');
+  });
+  if (file === undefined) showImageNote('', 'ok');
+});
+
+imageClear.addEventListener('click', () => {
+  clearImage();
+});
+
 form.addEventListener('submit', (event) => {
   event.preventDefault();
   if (current !== null) return;
@@ -95,10 +133,50 @@ form.addEventListener('submit', (event) => {
     return;
   }
   showPromptError(null);
-  promptInput.value = '';
-  if (sessionMode) sendPrompt(prompt);
-  else start(prompt);
+  const image = attached;
+  void image.then((read) => {
+    // An image that was chosen but cannot go (its note says why) stops the prompt: nothing is dropped.
+    if (read === null && imageInput.files?.[0] !== undefined) return;
+    if (current !== null) return;
+    promptInput.value = '';
+    clearImage();
+    if (sessionMode) sendPrompt(prompt, read);
+    else start(prompt, read);
+  });
 });
+
+// Reads a chosen file into base64 with its type; `null` (and a note) when it cannot go.
+async function readImage(file: File): Promise<PageImage | null> {
+  const mimeType = (IMAGE_MIME_TYPES as readonly string[]).includes(file.type) ? (file.type as ImageMimeType) : null;
+  if (mimeType === null) {
+    showImageNote(`${file.name} is not a PNG, JPEG, GIF or WebP image: choose another, or Remove`, 'bad');
+    return null;
+  }
+  if (file.size > MAX_IMAGE_BYTES) {
+    showImageNote(`${file.name} has ${kilobytes(file.size)}; an image may have ${kilobytes(MAX_IMAGE_BYTES)}: choose another, or Remove`, 'bad');
+    return null;
+  }
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let start = 0; start < bytes.length; start += 0x8000) binary += String.fromCharCode(...bytes.subarray(start, start + 0x8000));
+  return { data: btoa(binary), mimeType };
+}
+
+function clearImage(): void {
+  imageInput.value = '';
+  imageClear.hidden = true;
+  attached = Promise.resolve(null);
+  showImageNote('', 'ok');
+}
+
+function showImageNote(text: string, state: 'ok' | 'bad'): void {
+  imageNote.textContent = text;
+  imageNote.dataset['state'] = state;
+}
+
+function kilobytes(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${String(Math.ceil(bytes / 1024))} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
 
 // Enter sends; Shift+Enter (or an input method composing) makes a new line.
 promptInput.addEventListener('keydown', (event) => {
@@ -148,14 +226,44 @@ function cancelUrl(runId: string): string {
   return `/cancel?run=${encodeURIComponent(runId)}`;
 }
 
-function start(prompt: string): void {
-  const block = createRunBlock(transcript, prompt);
-  const startedAt = performance.now();
+function start(prompt: string, image: PageImage | null): void {
+  const block = createRunBlock(transcript, prompt, 'running', undefined, image);
   const run: CurrentRun = { subscription: null, block, runId: null };
   current = run;
   setRunning(true);
   setStatus('running', 'Running…');
-  const source = resumingEventSource(new EventSource(`/run?prompt=${encodeURIComponent(prompt)}`), {
+  if (image === null) {
+    stream(run, `/run?prompt=${encodeURIComponent(prompt)}`);
+    return;
+  }
+  // The image first: an EventSource's GET cannot carry it; the run names it by its id.
+  void attach(image).then((attachment) => {
+    if (current !== run) return; // stopped meanwhile
+    if ('problem' in attachment) {
+      block.finish('failed', '✗ Not run · the image was not taken', attachment.problem);
+      finish('failed', '✗ The image was not taken');
+      return;
+    }
+    stream(run, `/run?prompt=${encodeURIComponent(prompt)}&image=${encodeURIComponent(attachment.id)}`);
+  });
+}
+
+// POST /attachments: the image's id for the run, or why the server did not take it.
+async function attach(image: PageImage): Promise<{ readonly id: string } | { readonly problem: string }> {
+  try {
+    const response = await fetch('/attachments', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(image) });
+    if (!response.ok) return { problem: `HTTP ${String(response.status)}: ${(await response.text()).trim()}` };
+    const { id } = (await response.json()) as { readonly id?: unknown };
+    return typeof id === 'string' ? { id } : { problem: 'the server gave no id for the image' };
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+function stream(run: CurrentRun, url: string): void {
+  const { block } = run;
+  const startedAt = performance.now();
+  const source = resumingEventSource(new EventSource(url), {
     onRun: ({ runId }) => {
       run.runId = runId;
     },
@@ -193,15 +301,17 @@ let commandCount = 0;
 
 // A prompt of the conversation: it opens the session if none is open, starts a turn when none runs,
 // and is queued as a follow-up (the next turn) while one runs.
-function sendPrompt(prompt: string): void {
+function sendPrompt(prompt: string, image: PageImage | null): void {
   const session = live ?? openSession();
   commandCount += 1;
   const id = `c${String(commandCount)}`;
   const busy = session.turn !== null || session.queued.size > 0;
-  const block = createRunBlock(transcript, prompt, 'queued', answerFor(session));
+  const block = createRunBlock(transcript, prompt, 'queued', answerFor(session), image);
   block.note(busy ? 'queued as a follow-up: it runs as the next turn, after the running one' : 'sent to the session');
   session.queued.set(id, block);
-  send(session, busy ? { type: 'follow-up', text: prompt, id } : { type: 'prompt', text: prompt, id });
+  // The image goes in the command, as its bytes in base64 with their type.
+  const parts = image === null ? {} : { parts: [{ type: 'image' as const, data: image.data, mimeType: image.mimeType }] };
+  send(session, busy ? { type: 'follow-up', text: prompt, id, ...parts } : { type: 'prompt', text: prompt, id, ...parts });
   updateSessionControls();
 }
 
@@ -304,6 +414,8 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
       if (block === undefined || message.commandId === undefined) return;
       session.queued.delete(message.commandId);
       block.finish(message.reason === 'aborted' || message.reason === 'session-ended' ? 'stopped' : 'failed', `■ Not run · ${message.reason}`, message.message);
+      // Between turns, the status says it too (a prompt with an image the agent cannot take, say).
+      if (session.turn === null && message.reason === 'unsupported') setStatus('failed', `✗ Not run · ${message.reason}`);
       updateSessionControls();
       return;
     }
@@ -481,13 +593,20 @@ type Answer = (requestId: string, decision: PermissionDecision) => Promise<strin
 // Appends a run's block to `root` (its prompt first) and renders the run into it: text as it
 // streams, tools as cards, permission requests as cards that `answer` decides (none: they show
 // what was decided), the outcome at the end.
-function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 'queued' = 'running', answer?: Answer): RunBlock {
+function createRunBlock(root: HTMLElement, prompt: string, initial: 'running' | 'queued' = 'running', answer?: Answer, image: PageImage | null = null): RunBlock {
   const block = element('article', 'run');
   block.dataset['state'] = initial;
   const body = element('div', 'run-body');
   const outcome = element('div', 'outcome');
   outcome.hidden = true;
   block.append(element('div', 'prompt', prompt));
+  if (image !== null) {
+    const picture = document.createElement('img');
+    picture.className = 'prompt-image';
+    picture.alt = 'the image sent with this prompt';
+    picture.src = `data:${image.mimeType};base64,${image.data}`;
+    block.append(picture);
+  }
   if (recording !== null) block.append(element('div', 'note replayed', `a recording is played (${recording}): the agent does not read this prompt`));
   const about = element('div', 'note turn-note');
   about.hidden = true;

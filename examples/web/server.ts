@@ -5,6 +5,11 @@
 // of the chosen agent of the table: pi, Claude Code, Codex or Gemini CLI, replayed or real).
 // Stop on the page, or closing the tab, closes the EventSource; the response closes, serveSse
 // unsubscribes, and the agent's process tree is stopped.
+// An image attached on the page goes with the prompt: for a run, POST /attachments first (its
+// bytes as base64 with their type; GET /run then names it: &image=<id>, see attachments.ts); in a
+// session, in the command itself. The server builds the image part from the bytes; an agent that
+// cannot take an image refuses it, and the page shows why (a run: terminal.failed `setup`; a
+// session: input.dropped `unsupported`). A replay reads no prompt: it takes no attachment.
 // With a fleet (`--fleet <redis-url>`, AGENT_RX_FLEET, or the `fleet` option), runs go to
 // agent-rx/fleet workers instead, and a stream that drops resumes where it stopped: see
 // fleet-runs.ts (who holds a run, when it is cancelled) and resumable.ts (the event ids). Stop is
@@ -23,25 +28,29 @@ import type { AddressInfo } from 'node:net';
 import { constants } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { defer, tap, type Observable } from 'rxjs';
+import { defer, of, tap, type Observable } from 'rxjs';
 import { agentByName, agentSession, AGENTS, isTerminal, runAgent, stopAllRuns, type AgentName, type CliMessage, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
+import { terminalFailed } from '../../lib/terminal-failed.js';
+import { createAttachments, MAX_ATTACHMENT_BODY_BYTES, readWebImage, type Attachments } from './attachments.js';
 import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_PROMPT,
   DEFAULT_TRANSCRIPTS,
   describeAgent,
+  describePrompt,
   fleetSpecFor,
   parseWebArgs,
   runOptionsFor,
   sessionOptionsFor,
   USAGE,
   type AgentChoice,
+  type WebPrompt,
   type WebRunOptions,
   type WebSessionOptions,
 } from './options.js';
 import { isRunId } from './resumable.js';
-import { createWebSessions, type WebSessions } from './sessions.js';
+import { createWebSessions, readBody, type WebSessions } from './sessions.js';
 import { serveSse } from './sse.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -105,6 +114,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
           ...(options.onSessionStopped === undefined ? {} : { onStopped: options.onSessionStopped }),
         })
       : null;
+  // Images attached to one-shot runs (a session's commands carry theirs).
+  const attachments: Attachments | null = sessions === null ? createAttachments() : null;
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
   const described =
     options.fleet !== undefined
@@ -123,20 +134,16 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const stopping = new Set<Promise<void>>();
   let runs = 0;
 
-  const startRun = (response: ServerResponse, prompt: string) => {
+  const startRun = (response: ServerResponse, prompt: WebPrompt) => {
     runs += 1;
     const run = runs;
     // Tracked from the start of its process until the process is gone, so that close() can wait.
-    const run$ = defer(() => {
-      const startedAt = performance.now();
-      let settle!: () => void;
-      const settled = new Promise<void>((resolve) => (settle = resolve));
-      stopping.add(settled);
-      log(`run ${run}: ${AGENTS[agent.agent].displayName} started (${prompt.length} characters of prompt)`);
-      return runOf(agent, {
+    let settle = (): void => undefined;
+    let source: Observable<CliMessage>;
+    try {
+      source = runOf(agent, {
         ...runOptionsFor(agent, prompt, REPLAY_SCRIPT),
         onStopped: (report) => {
-          stopping.delete(settled);
           settle();
           if (report.requested) {
             const killed = report.killed.length > 0 ? `, killed ${report.killed.join(', ')}` : '';
@@ -145,7 +152,25 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
           }
           options.onRunStopped?.(report, run);
         },
-      }).pipe(
+      });
+    } catch (error) {
+      // What the agent cannot take (an image, say) is refused now, and the page is told in-band.
+      const message = error instanceof Error ? error.message : String(error);
+      log(`run ${run}: refused: ${message}`);
+      serveSse(response, of(terminalFailed('setup', `the run was refused: ${message}`)));
+      return;
+    }
+    const run$ = defer(() => {
+      const startedAt = performance.now();
+      const settled = new Promise<void>((resolve) => {
+        settle = () => {
+          stopping.delete(settled);
+          resolve();
+        };
+      });
+      stopping.add(settled);
+      log(`run ${run}: ${AGENTS[agent.agent].displayName} started (${describePrompt(prompt)})`);
+      return source.pipe(
         tap((message) => {
           if (!isTerminal(message)) return;
           const why = message.type === 'terminal.failed' ? ` (${message.reason}: ${message.message})` : '';
@@ -154,6 +179,53 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       );
     });
     serveSse(response, run$);
+  };
+
+  // POST /attachments: an image for the next run (its id), checked now; a replay takes none.
+  const attach = (store: Attachments, request: IncomingMessage, response: ServerResponse): void => {
+    if (request.method !== 'POST') {
+      request.resume();
+      reply(response, 405, 'only POST\n');
+    } else if (!fromThisPage(request, address().port)) {
+      request.resume();
+      reply(response, 403, 'images are attached only from this page\n');
+    } else if (agent.kind === 'replay') {
+      request.resume();
+      reply(response, 400, `a replay plays a recording and reads no prompt, so it takes no image: start the server with --real (or --session)\n`);
+    } else {
+      readBody(request, MAX_ATTACHMENT_BODY_BYTES).then(
+        (body) => {
+          if (body === null) {
+            reply(response, 413, `an image is at most ${String(MAX_ATTACHMENT_BODY_BYTES)} bytes of JSON (its bytes in base64)\n`);
+            return;
+          }
+          let value: unknown;
+          try {
+            value = JSON.parse(body);
+          } catch {
+            reply(response, 400, 'the body is not JSON: { "data": base64, "mimeType": … }\n');
+            return;
+          }
+          const image = readWebImage(value);
+          if ('problem' in image) reply(response, 400, `${image.problem}\n`);
+          else reply(response, 201, JSON.stringify({ id: store.put(image) }), 'application/json');
+        },
+        () => {
+          reply(response, 400, 'the body could not be read\n');
+        },
+      );
+    }
+  };
+
+  // The prompt of GET /run: its text, and the image it names (taken: used once); or why there is none.
+  const promptOf = (url: URL): WebPrompt | { readonly problem: string } => {
+    const text = url.searchParams.get('prompt')?.trim() ?? '';
+    if (text === '') return { problem: 'the prompt is empty' };
+    const imageId = url.searchParams.get('image');
+    if (imageId === null) return text;
+    const image = attachments?.take(imageId);
+    if (image === undefined) return { problem: 'the attached image is gone (it is kept for one run, a minute): attach it again' };
+    return [text, { type: 'image', ...image }];
   };
 
   // Fleet mode: a new run, a reconnect (resumed), Stop (POST /cancel?run=<id>).
@@ -185,9 +257,9 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       // a server without a fleet) cannot be resumed: 204 tells the EventSource to stop for good.
       if (!fleetRuns.resume(response, typeof lastEventId === 'string' ? lastEventId : '')) reply(response, 204, '');
     } else {
-      const prompt = url.searchParams.get('prompt')?.trim() ?? '';
-      if (prompt === '') {
-        reply(response, 400, 'the prompt is empty\n');
+      const prompt = promptOf(url);
+      if (typeof prompt === 'object' && 'problem' in prompt) {
+        reply(response, 400, `${prompt.problem}\n`);
         return;
       }
       const started = fleetRuns.start(response, prompt);
@@ -224,6 +296,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     const url = new URL(request.url ?? '/', `http://${HOST}`);
     if (sessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
       routeSession(sessions, request, response, url);
+    } else if (attachments !== null && url.pathname === '/attachments') {
+      attach(attachments, request, response);
     } else if (fleet !== null && (url.pathname === '/run' || url.pathname === '/cancel')) {
       routeFleet(fleet, request, response, url);
     } else if (request.method !== 'GET') {
@@ -241,8 +315,8 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
       // it again would repeat its work: 204 tells the EventSource to stop for good.
       reply(response, 204, '');
     } else {
-      const prompt = url.searchParams.get('prompt')?.trim() ?? '';
-      if (prompt === '') reply(response, 400, 'the prompt is empty\n');
+      const prompt = promptOf(url);
+      if (typeof prompt === 'object' && 'problem' in prompt) reply(response, 400, `${prompt.problem}\n`);
       else startRun(response, prompt);
     }
   };

@@ -12,7 +12,10 @@
 //   POST /session/<id>         one command, a SessionCommand as JSON (prompt, follow-up, steer,
 //                              abort, permission): 202, and the answer comes in the stream
 //                              (input.accepted or input.dropped, then the turn; for a permission,
-//                              permission.resolved).
+//                              permission.resolved). A prompt's `parts` may hold text and images
+//                              as base64 `data` with their `mimeType` (an image the agent cannot
+//                              take is `input.dropped`, `unsupported`), never a path or a file:
+//                              nothing of the server's disk goes to a model for a page.
 //   POST /session/<id>/end     ends the session after its running turn: the agent's input is
 //                              closed, it exits, and the stream ends with the session's terminal.
 //
@@ -23,13 +26,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { concat, defer, finalize, map, of, Subject, tap, type Observable } from 'rxjs';
 import { isTerminal, SessionCommandSchema, type SessionCommand, type SessionMessage, type StopReport } from '../../lib/index.js';
+import { MAX_ATTACHMENT_BODY_BYTES, readWebImage } from './attachments.js';
 import { serveSseEvents, type SseEvent } from './sse.js';
 
 /** The type of the first event of a session's stream. */
 export const SESSION_EVENT = 'session';
 
-/** The largest command body taken, in bytes. */
+/** The most text a command takes, in bytes (its JSON without its images' data). */
 export const MAX_COMMAND_BYTES = 64 * 1024;
+
+/** The largest command body taken, in bytes: its text, and one image of at most MAX_IMAGE_BYTES in base64. */
+export const MAX_COMMAND_BODY_BYTES = MAX_COMMAND_BYTES + MAX_ATTACHMENT_BODY_BYTES;
 
 /** The sessions of one server. */
 export interface WebSessions {
@@ -118,15 +125,20 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       reply(response, 202, 'the session ends after its running turn\n');
       return;
     }
-    readBody(request, MAX_COMMAND_BYTES).then(
+    readBody(request, MAX_COMMAND_BODY_BYTES).then(
       (body) => {
-        if (body === null) {
-          reply(response, 413, `a command is at most ${String(MAX_COMMAND_BYTES)} bytes\n`);
+        if (body === null || textBytes(body) > MAX_COMMAND_BYTES) {
+          reply(response, 413, `a command is at most ${String(MAX_COMMAND_BYTES)} bytes, and one image\n`);
           return;
         }
         const command = parseCommand(body);
         if (command === null) {
           reply(response, 400, 'the body is not a session command (prompt, follow-up, steer, abort or permission, as JSON)\n');
+          return;
+        }
+        const problem = partsProblem(command);
+        if (problem !== null) {
+          reply(response, 400, `${problem}\n`);
           return;
         }
         // The session may have ended while the body was read.
@@ -172,6 +184,29 @@ export function parseCommand(body: string): SessionCommand | null {
   return parsed.data;
 }
 
+/**
+ * Why a command's `parts` cannot be taken from a page, or `null`: each part is text, or an image
+ * as base64 `data` with its `mimeType` (checked: the bytes are of that type, at most
+ * MAX_IMAGE_BYTES). A path (an image's, a file's) would be read from the server's disk: refused.
+ */
+export function partsProblem(command: SessionCommand): string | null {
+  if (command.type !== 'prompt' && command.type !== 'follow-up' && command.type !== 'steer') return null;
+  for (const [index, part] of (command.parts ?? []).entries()) {
+    const where = `parts[${String(index)}]`;
+    if (part.type === 'text') continue;
+    if (part.type === 'file' || 'path' in part) return `${where}: a page sends images as base64 data with their mimeType; a path is not read from the server's disk`;
+    if (typeof part.data !== 'string') return `${where}.data must be base64`;
+    const image = readWebImage(part, where);
+    if ('problem' in image) return image.problem;
+  }
+  return null;
+}
+
+// The bytes of a command's JSON without its images' data: what MAX_COMMAND_BYTES bounds.
+function textBytes(body: string): number {
+  return Buffer.byteLength(body.replace(/"data"\s*:\s*"[A-Za-z0-9+/=\s\\]*"/g, '"data":""'));
+}
+
 // A title for a log line: one line, at most 120 characters.
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
@@ -179,7 +214,7 @@ function oneLine(text: string): string {
 }
 
 // The body as text, or `null` when it is longer than `limit` bytes.
-function readBody(request: IncomingMessage, limit: number): Promise<string | null> {
+export function readBody(request: IncomingMessage, limit: number): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -14,7 +14,9 @@ import { RunReader, type Follower } from './run-reader.js';
 import type { RunEntry } from './stream-entries.js';
 
 export type { RunEntry };
-import { checkRunSpec, type RunSpec } from './run-spec.js';
+import type { RunSpec } from './run-spec.js';
+import { prepareSpec, type DispatchSpec } from './dispatch-spec.js';
+import { checkRunOutputWith } from '../operators/turn-output.js';
 import { writeAnswer } from './permission-answers.js';
 import { append, cancelChannel, fleetRedis, permissionChannel, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunId, readAfter } from './stream-entries.js';
@@ -71,13 +73,29 @@ export interface RunDispatcher {
    * streams its messages until its terminal. Unsubscribing cancels it, queued or running. A spec
    * that is not one throws a `TypeError` now, and so does a `permission` callback for a spec
    * without `permission: 'ask'`.
+   *
+   * The spec is made plain JSON now, on this machine ({@link toRunSpec}): the prompt's images (by
+   * path or as bytes) and files are read and checked here (a `TypeError` names a part that cannot
+   * be read, is too big or is not an image), images travel as base64 data, files as text parts
+   * holding a `<file path="…">` block; a zod `outputSchema` travels as its JSON Schema. Every
+   * subscription sends the same bytes. A part the agent cannot take is refused by the worker,
+   * in-band: `terminal.failed` (`setup`) with the agent's `TypeError` naming the part.
+   *
+   * `outputSchema`: the worker validates the answer against the JSON Schema (its
+   * `terminal.completed.output`, else `terminal.failed` with `output-schema`); a zod schema is
+   * checked again here, on the worker's value, so that `output` is typed through it and holds
+   * what the zod schema says (its refinements, defaults and transforms, which a JSON Schema does
+   * not carry), exactly as a local run's.
    */
-  run(spec: RunSpec, options?: DispatchOptions): Observable<CliMessage>;
+  run<Output = unknown>(spec: DispatchSpec<Output>, options?: DispatchOptions): Observable<CliMessage<Output>>;
   /**
    * A run's entries after `after` (an entry id, as `follow` and SSE `id:` give; default: from its
    * start), until its terminal; nothing when `after` is its terminal's id. Never enqueues;
    * unsubscribing only stops reading. A run nobody knows ends with `lost` (after a second: a
-   * reader may start a moment before another caller enqueues the run).
+   * reader may start a moment before another caller enqueues the run). Entries are as the worker
+   * wrote them: a typed run's `terminal.completed.output` was checked against the spec's JSON
+   * Schema; to check it with the zod schema and type it, map the entries to their messages and pipe
+   * `checkRunOutput(schema)`.
    */
   follow(runId: string, options?: { readonly after?: string }): Observable<RunEntry>;
   /** Cancels a run: removed from the queue if waiting, stopped on its worker if running; its stream ends `aborted`. */
@@ -106,7 +124,9 @@ export interface RunDispatcher {
  *
  * `bullmq` (6.7+) and `ioredis` (5) are optional peer dependencies, needed by `agent-rx/fleet`
  * only. A spec is checked here before anything is enqueued (an invalid one throws a `TypeError`),
- * and again on the worker. Use the fleet when runs must outlive or outnumber one machine; the
+ * and again on the worker. Its prompt's images and files are read here and travel in the spec (a
+ * worker never reads a caller's paths); its zod `outputSchema` travels as JSON Schema and is
+ * checked on both sides (see {@link RunDispatcher.run}). Use the fleet when runs must outlive or outnumber one machine; the
  * single process is the default and stays the simplest.
  *
  * | guarantee | how |
@@ -140,6 +160,19 @@ export interface RunDispatcher {
  *   })
  *   .subscribe(render);
  * // Or a page that follows the run answers what it shows: fleet.answer(runId, request.requestId, 'allow').
+ *
+ * @example
+ * // An image and a file read here, a typed answer: the spec travels as plain JSON, the worker
+ * // validates the answer against the schema's JSON Schema, and the zod schema types it here.
+ * import * as z from 'zod';
+ * import { collectRunResult } from 'agent-rx';
+ * import { createRunDispatcher } from 'agent-rx/fleet';
+ *
+ * const Review = z.object({ verdict: z.enum(['pass', 'fail']), reasons: z.array(z.string()) });
+ * const fleet = createRunDispatcher({ connection: 'redis://10.0.0.5:6379' });
+ * const prompt = ['Review this screen against the spec', { type: 'image', path: 'shot.png' }, { type: 'file', path: 'SPEC.md' }] as const;
+ * const result = await collectRunResult(fleet.run({ agent: 'claude', options: { prompt, outputSchema: Review } }));
+ * if (result.ok) console.log(result.output.verdict); // 'pass' | 'fail'
  */
 export function createRunDispatcher(options: RunDispatcherOptions): RunDispatcher {
   return new Dispatcher(options);
@@ -188,8 +221,14 @@ class Dispatcher implements RunDispatcher {
     this.#reader.start();
   }
 
-  run(spec: RunSpec, options: DispatchOptions = {}): Observable<CliMessage> {
-    const checked = checkRunSpec(spec);
+  run<Output = unknown>(spec: DispatchSpec<Output>, options: DispatchOptions = {}): Observable<CliMessage<Output>> {
+    const { spec: checked, zodOutput } = prepareSpec(spec);
+    const run$ = this.#run(checked, options);
+    // The worker checked the answer against the JSON Schema; the zod schema says more (refinements, transforms) and types it.
+    return (zodOutput === undefined ? run$ : run$.pipe(checkRunOutputWith(zodOutput))) as Observable<CliMessage<Output>>;
+  }
+
+  #run(checked: RunSpec, options: DispatchOptions): Observable<CliMessage> {
     if (options.runId !== undefined) checkRunId(options.runId);
     const callback = options.permission;
     if (callback !== undefined) {

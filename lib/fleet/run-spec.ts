@@ -53,6 +53,10 @@ export interface AgentRunSpec<N extends AgentName> {
  * ```ts
  * const spec: RunSpec = { agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } };
  * ```
+ *
+ * It is plain JSON, as it travels through Redis: the prompt is text, and images as base64 `data`
+ * with their `mimeType`; `outputSchema` is a JSON Schema object. `dispatcher.run` takes more (see
+ * `DispatchSpec`: images by path or as bytes, files, a zod schema) and makes it this.
  */
 export type RunSpec = { [N in AgentName]: AgentRunSpec<N> }[AgentName];
 
@@ -73,18 +77,49 @@ export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
 ) as unknown as z.ZodType<RunSpec, RunSpec>;
 
 /**
- * The spec, checked: a `TypeError` that says what is wrong, as for a source's options.
+ * The spec, checked: a `TypeError` that says what is wrong, as for a source's options. A spec is
+ * plain JSON: its prompt holds text, and images as base64 `data` with their `mimeType`; its
+ * `outputSchema` is a JSON Schema object. One that still holds an image by path, bytes, a file
+ * part or a zod schema (what `dispatcher.run` reads and converts on the caller's machine, see
+ * `toRunSpec`) is refused, saying so: a worker never reads a caller's paths.
  *
  * @example
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix it', executable: '/bin/sh' } });
  * // throws TypeError: agent-rx: not a run spec: options has no option "executable"
+ * checkRunSpec({ agent: 'pi', options: { prompt: ['What is this?', { type: 'image', path: 'shot.png' }] } });
+ * // throws TypeError: agent-rx: not a run spec: options.prompt[1] is an image by path: a spec carries images as base64 data with a mimeType (…)
  * checkRunSpec({ agent: 'codex', options: { prompt: 'Fix it' }, permission: 'sometimes' });
  * // throws TypeError: agent-rx: not a run spec: permission must be one of allow-all, allow-reads, deny-all, ask; got "sometimes"
  */
 export function checkRunSpec(value: unknown): RunSpec {
+  const carried = notCarried(value);
+  if (carried !== null) throw new TypeError(`agent-rx: not a run spec: ${carried}`);
   const parsed = RunSpecSchema.safeParse(value, { reportInput: true });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw new TypeError(`agent-rx: not a run spec: ${describeIssue(issue, issue?.path.map(String).join('.') ?? 'it')}`);
+}
+
+const MADE_BY_DISPATCHER = 'createRunDispatcher().run (or toRunSpec) reads it on the caller\'s machine';
+
+/**
+ * Why a spec holds what only the caller's machine can give (a path to read, bytes, a zod schema),
+ * in words, or `null`: a worker never reads a caller's paths, and JSON carries no bytes nor zod.
+ */
+function notCarried(value: unknown): string | null {
+  const options = typeof value === 'object' && value !== null ? (value as { readonly options?: unknown }).options : undefined;
+  if (typeof options !== 'object' || options === null) return null;
+  const { prompt, outputSchema } = options as { readonly prompt?: unknown; readonly outputSchema?: unknown };
+  if (outputSchema instanceof z.ZodType) return 'options.outputSchema is a zod schema: a spec carries its JSON Schema (createRunDispatcher().run, or toRunSpec, makes it)';
+  if (!Array.isArray(prompt)) return null;
+  for (const [index, part] of (prompt as readonly unknown[]).entries()) {
+    if (typeof part !== 'object' || part === null) continue;
+    const { type, path, data } = part as { readonly type?: unknown; readonly path?: unknown; readonly data?: unknown };
+    const where = `options.prompt[${index}]`;
+    if (type === 'image' && path !== undefined) return `${where} is an image by path: a spec carries images as base64 data with a mimeType (${MADE_BY_DISPATCHER}; a worker never reads a caller's paths)`;
+    if (type === 'image' && data instanceof Uint8Array) return `${where} holds bytes: a spec carries images as base64 data with a mimeType (${MADE_BY_DISPATCHER})`;
+    if (type === 'file') return `${where} is a file: a spec carries it as a text part holding the file (${MADE_BY_DISPATCHER}; a worker never reads a caller's paths)`;
+  }
+  return null;
 }

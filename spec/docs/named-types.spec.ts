@@ -55,7 +55,7 @@ describe('the public API as hovers, compiler errors and the API reference show i
     const printed = printedTypes();
     // The entry points were read: the sources, the operators, the fleet's dispatcher.
     expect(printed.get('lib/index.ts: runPi')).toBe('<Output = unknown>(options: RunPiOptions<Output>) => Observable<CliMessage<Output>>');
-    expect(printed.get('lib/fleet.ts: RunDispatcher.run')).toBe('(spec: RunSpec, options?: DispatchOptions) => Observable<CliMessage>');
+    expect(printed.get('lib/fleet.ts: RunDispatcher.run')).toBe('<Output = unknown>(spec: DispatchSpec<Output>, options?: DispatchOptions) => Observable<CliMessage<Output>>');
     const member = memberPattern();
     const expanded = [...printed].filter(([, type]) => member.test(type)).map(([name, type]) => `${name}: ${type.slice(0, 160)}`);
     expect(expanded).toEqual([]);

@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
 import { scenarioMarker } from '../conformance/fake-model-server.js';
+import { imagesInRequest, testPng } from '../conformance/scenarios.js';
+import { piSessionProtocol } from '../../lib/agents/pi/session.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
@@ -185,5 +187,94 @@ describe('the web example in session mode, in Chromium', () => {
     await waitUntil(async () => (tree = await treeOf(pid)).length > 1, 'the sleep tool under pi');
     await page.close();
     await waitUntil(() => tree.every((member) => !isAlive(member)), `pid ${pid} and its tools to be gone`);
+  }, 90_000);
+});
+
+// pi takes images once its session protocol says so (`prompts.image`; a run with an image is a
+// one-prompt session). Until then these tests check what the page sends, and that pi's refusal is
+// shown (a run: failed, setup; a turn: not run, unsupported); once it does, that the very bytes
+// reach the model.
+const piTakesImages = piSessionProtocol().prompts?.image === true;
+const png = testPng();
+const PIXEL = { name: 'pixel.png', mimeType: 'image/png', buffer: Buffer.from(png.bytes) };
+const modelRequestsSince = (from: number) => world.server.requests.slice(from).filter((request) => request.method === 'POST');
+
+describe('an image attached on the page, in Chromium (the real pi)', () => {
+  let runServer: WebServer | undefined;
+
+  beforeAll(async () => {
+    runServer = await startWebServer({
+      agent: { kind: 'real', agent: 'pi', executable: PI, options: { provider: OPENAI_PROVIDER }, model: 'recall', env: world.env.env, cwd: world.env.cwd },
+      log: () => undefined,
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    await runServer?.close();
+  });
+
+  it(`a session's prompt carries it as base64 data with its type: ${piTakesImages ? 'its bytes reach the model' : "pi's sessions take no image yet, so the turn is not run (unsupported)"}`, async () => {
+    const page = await openPage();
+    await page.setInputFiles('#image', PIXEL);
+    await page.locator('#image-note', { hasText: 'pixel.png · 1 KB: goes with the next prompt' }).waitFor();
+    const posted = page.waitForRequest((request) => request.method() === 'POST' && /^\/session\/[^/]+$/.test(new URL(request.url()).pathname));
+    const from = world.server.requests.length;
+    await say(page, `${scenarioMarker('echo')}What is in this picture?`);
+    expect((await posted).postDataJSON()).toMatchObject({ type: 'prompt', text: `${scenarioMarker('echo')}What is in this picture?`, parts: [{ type: 'image', data: png.base64, mimeType: 'image/png' }] });
+    // Sent once: the input is cleared, and the turn's block shows the image.
+    expect(await page.inputValue('#image')).toBe('');
+    const turn = turns(page).nth(0);
+    expect(await turn.locator('img.prompt-image').getAttribute('src')).toBe(`data:image/png;base64,${png.base64}`);
+    if (piTakesImages) {
+      await turn.locator('.outcome[data-state="completed"]').waitFor({ timeout: 30_000 });
+      expect(modelRequestsSince(from).flatMap((request) => imagesInRequest(request.body))).toContainEqual({ mimeType: 'image/png', data: png.base64 });
+    } else {
+      await turn.locator('.outcome[data-state="failed"]').waitFor({ timeout: 30_000 });
+      expect(await turn.locator('.outcome-title').textContent()).toBe('■ Not run · unsupported');
+      expect(await turn.locator('.outcome-message').textContent()).toMatch(/cannot take an image/);
+      expect(await page.textContent('#status')).toBe('✗ Not run · unsupported');
+      expect(modelRequestsSince(from)).toEqual([]);
+    }
+    await screenshot(page, 'session-image.png');
+    const pid = await sessionPid();
+    await page.close();
+    await waitUntil(() => !isAlive(pid), `pid ${pid} to be gone`);
+  }, 90_000);
+
+  it(`a run's image goes to /attachments first, and the run names it: ${piTakesImages ? 'its bytes reach the model' : 'pi refuses it at call time, shown as the run\u2019s failure (setup)'}`, async () => {
+    if (context === undefined || runServer === undefined) throw new Error('the server or the browser did not start');
+    const page = await context.newPage();
+    pages.push(page);
+    await page.goto(runServer.url);
+    expect(await page.isVisible('#image')).toBe(true);
+    // What is not an image is said at once, and holds the prompt back: nothing goes without it.
+    await page.setInputFiles('#image', { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') });
+    await page.locator('#image-note[data-state="bad"]', { hasText: 'notes.txt is not a PNG, JPEG, GIF or WebP image' }).waitFor();
+    await say(page, 'not sent');
+    expect(await page.inputValue('#prompt')).toBe('not sent');
+    expect(await page.locator('#transcript .run').count()).toBe(0);
+    await page.setInputFiles('#image', PIXEL);
+    await page.locator('#image-note', { hasText: 'goes with the next prompt' }).waitFor();
+    const attached = page.waitForResponse((response) => new URL(response.url()).pathname === '/attachments');
+    const run = page.waitForRequest((request) => new URL(request.url()).pathname === '/run');
+    const from = world.server.requests.length;
+    await say(page, `${scenarioMarker('echo')}What is in this picture?`);
+    const attachment = await attached;
+    expect(attachment.request().postDataJSON()).toEqual({ data: png.base64, mimeType: 'image/png' });
+    expect(attachment.status()).toBe(201);
+    const { id } = (await attachment.json()) as { id: string };
+    expect(new URL((await run).url()).searchParams.get('image')).toBe(id);
+    const block = page.locator('#transcript .run').nth(0);
+    expect(await block.locator('img.prompt-image').getAttribute('src')).toBe(`data:image/png;base64,${png.base64}`);
+    if (piTakesImages) {
+      await block.locator('.outcome[data-state="completed"]').waitFor({ timeout: 30_000 });
+      expect(modelRequestsSince(from).flatMap((request) => imagesInRequest(request.body))).toContainEqual({ mimeType: 'image/png', data: png.base64 });
+    } else {
+      await block.locator('.outcome[data-state="failed"]').waitFor({ timeout: 30_000 });
+      expect(await block.locator('.outcome-title').textContent()).toMatch(/^✗ Failed · setup · /);
+      expect(await block.locator('.outcome-message').textContent()).toBe('the run was refused: agent-rx: pi runs cannot take an image (prompt[1])');
+      expect(modelRequestsSince(from)).toEqual([]);
+    }
+    await screenshot(page, 'run-image.png');
   }, 90_000);
 });

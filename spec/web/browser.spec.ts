@@ -97,6 +97,7 @@ describe('the web example in Chromium', () => {
     expect(await page.textContent('.agent')).toContain('Agent: replay of a recorded pi run: tool_call_then_text');
     expect(await page.getAttribute('#status', 'data-state')).toBe('idle');
     expect(await page.locator('#transcript .run').count()).toBe(0);
+    expect(await page.isVisible('#image')).toBe(false); // a replay reads no prompt: nothing to attach
     await screenshot(page, 'idle.png');
     await page.fill('#prompt', DEFAULT_PROMPT);
     await page.click('#run');

@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { lastValueFrom, toArray } from 'rxjs';
 import { runPi, type CliMessage } from '../../lib/index.js';
 import type { RunEntry } from '../../lib/fleet.js';
+import { testPng } from '../conformance/scenarios.js';
 import { DEFAULT_TRANSCRIPTS, fleetSpecFor, parseWebArgs, USAGE, type AgentChoice } from '../../examples/web/options.js';
 import { parseEventId, parseRunEvent } from '../../examples/web/resumable.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
@@ -251,6 +252,9 @@ describe('the fleet options of the web example', () => {
     expect(fleetSpecFor({ kind: 'real', agent: 'codex', options: { provider: 'proxy' } }, 'hi')).toEqual({ agent: 'codex', options: { prompt: 'hi', provider: 'proxy' } });
     expect(fleetSpecFor({ kind: 'real', agent: 'claude', model: 'sonnet' }, 'hi')).toEqual({ agent: 'claude', options: { prompt: 'hi', model: 'sonnet' } });
     expect(fleetSpecFor({ kind: 'replay', agent: 'gemini', transcript: 'gemini-tool' }, 'hi')).toEqual({ agent: 'gemini', options: { prompt: 'hi', model: 'gemini-tool' } });
+    // An attached image travels in the spec, as base64 data with its type.
+    const image = { type: 'image', data: testPng().base64, mimeType: 'image/png' } as const;
+    expect(fleetSpecFor({ kind: 'real', agent: 'claude' }, ['look', image])).toEqual({ agent: 'claude', options: { prompt: ['look', image] } });
   });
 });
 

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { SessionMessageSchema, type SessionMessage, type StopReport } from '../../lib/index.js';
 import { parseWebArgs } from '../../examples/web/options.js';
 import { startWebServer, type WebServer } from '../../examples/web/server.js';
-import { parseCommand } from '../../examples/web/sessions.js';
+import { parseCommand, partsProblem } from '../../examples/web/sessions.js';
+import { testPng } from '../conformance/scenarios.js';
 import { scenarioMarker, TOUCH_TOOL_COMMAND } from '../conformance/fake-model-server.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
@@ -135,6 +136,16 @@ describe('examples/web/server.ts in session mode', () => {
     expect(await send(`/session/${id}`, { body: '{not json' })).toMatchObject({ status: 400 });
     expect(await command(id, { type: 'shout', text: 'hi' })).toMatchObject({ status: 400 });
     expect(await send(`/session/${id}`, { body: JSON.stringify({ type: 'prompt', text: 'x'.repeat(70_000) }) })).toMatchObject({ status: 413 });
+    // A page sends images as bytes: a path would be read from the server's disk.
+    expect(await command(id, { type: 'prompt', text: 'look', parts: [{ type: 'image', path: '/etc/hostname' }] })).toEqual({
+      status: 400,
+      body: "parts[0]: a page sends images as base64 data with their mimeType; a path is not read from the server's disk\n",
+    });
+    expect(await command(id, { type: 'prompt', text: 'read', parts: [{ type: 'file', path: '/etc/passwd' }] })).toMatchObject({ status: 400 });
+    expect(await command(id, { type: 'prompt', text: 'look', parts: [{ type: 'image', data: btoa('not an image'), mimeType: 'image/png' }] })).toEqual({
+      status: 400,
+      body: 'parts[0] is not a PNG, JPEG, GIF or WebP image\n',
+    });
     expect((await command('nope', { type: 'abort' })).status).toBe(404);
     expect((await send(`/session/${id}`, { method: 'GET' })).status).toBe(405);
     expect((await send('/session')).status).toBe(405);
@@ -249,5 +260,17 @@ describe('parseCommand', () => {
     expect(parseCommand('{"type":"end"}')).toBeNull();
     expect(parseCommand('[]')).toBeNull();
     expect(parseCommand('')).toBeNull();
+  });
+});
+
+describe('partsProblem', () => {
+  it('takes text and images as base64 data of the type they say; refuses a path, a file, bytes that are not an image or not of that type', () => {
+    const png = testPng();
+    expect(partsProblem({ type: 'prompt', text: 'hi', parts: [{ type: 'text', text: 'more' }, { type: 'image', data: png.base64, mimeType: 'image/png' }] })).toBeNull();
+    expect(partsProblem({ type: 'abort' })).toBeNull();
+    expect(partsProblem({ type: 'follow-up', text: 'hi', parts: [{ type: 'image', path: 'shot.png' }] })).toMatch(/^parts\[0\]: a page sends images as base64 data/);
+    expect(partsProblem({ type: 'steer', text: 'hi', parts: [{ type: 'text', text: 'x' }, { type: 'file', path: 'notes.md' }] })).toMatch(/^parts\[1\]: /);
+    expect(partsProblem({ type: 'prompt', text: 'hi', parts: [{ type: 'image', data: png.bytes, mimeType: 'image/png' }] })).toBe('parts[0].data must be base64');
+    expect(partsProblem({ type: 'prompt', text: 'hi', parts: [{ type: 'image', data: png.base64, mimeType: 'image/gif' }] })).toBe('parts[0] is image/png, not "image/gif"');
   });
 });
