@@ -28,7 +28,7 @@ export { piDialect, piOutputToMessages, readPiText, piTurnEnd, type PiState, typ
 export { piEventSchemas, parsePiLine, type PiEvent, type PiMessage } from './agents/pi/events.js';
 export { parsePiBytes } from './agents/pi/parse-bytes.js';
 export { ByteLine } from './agents/shared/byte-line.js';
-export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions } from './agents/claude/dialect.js';
+export { claudeDialect, claudeOutputToMessages, createClaudeTextReader, claudeTurnEnd, type ClaudeState, type ClaudeDialectOptions, type StructuredAnswer } from './agents/claude/dialect.js';
 export { claudeEventSchemas, type ClaudeEvent } from './agents/claude/events.js';
 export { codexDialect, codexOutputToMessages, createCodexTextReader, codexTurnEnd, codexStderrLine, type CodexState, type CodexDialectOptions } from './agents/codex/dialect.js';
 export { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './agents/codex/events.js';

@@ -74,7 +74,7 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  * - `session/new` subscribes a session (`createSession`), and answers once the agent announced
  *   its session (an agent that could not start answers with an error);
  * - `session/prompt` is a `prompt` command, its blocks made into the command's text and parts
- *   ({@link acpPromptFields}: text, images, embedded resources as `<file>` text, `file://` links as
+ *   (`acpPromptFields`: text, images, embedded resources as `<file>` text, `file://` links as
  *   files; a block of any other kind refuses the prompt); it answers when that prompt's turn ends: `end_turn`,
  *   `max_tokens` or `refusal`, `cancelled` for an aborted turn (or a prompt queued behind one), a
  *   JSON-RPC error with the failure's message otherwise; the turn's usage is in `_meta["agent-rx"]`;

@@ -76,7 +76,7 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * - `initialize` and `session/new` go out at once; turns wait for the session id;
  * - a prompt is `session/prompt`, an abort `session/cancel` (the answer then says `cancelled`);
  *   the turn ends once the processes it started are gone;
- * - a prompt's parts go as ACP content blocks, in order ({@link acpPromptBlocks}): text, images
+ * - a prompt's parts go as ACP content blocks, in order (`acpPromptBlocks`): text, images
  *   (`image` blocks, base64), files as embedded resources (`resource` with the file's URI and the
  *   text read when the command was made; as text for an agent without `embeddedContext`, and
  *   beside an image). An agent whose `initialize` says it takes no image gets no prompt with one:

@@ -56,7 +56,7 @@ const VERSION = (createRequire(import.meta.url)('../../../../package.json') as {
  * `codex app-server` as a session protocol: JSON-RPC requests on stdin, one thread per session.
  * - the handshake (`initialize`, `initialized`) and `thread/start` (or `thread/resume`) go out at
  *   once; turns wait for the thread id;
- * - a prompt is `turn/start`, its input the prompt's parts in order (see {@link turnInput}): text,
+ * - a prompt is `turn/start`, its input the prompt's parts in order (see `turnInput`): text,
  *   each file as a text item (a `<file>` block: Codex drops its own `mention` items), each image as
  *   an inline data URL; a turn's `outputSchema` is `turn/start`'s `outputSchema` (Codex gives it to
  *   the model as a strict `json_schema` format; the session checks the answer);
