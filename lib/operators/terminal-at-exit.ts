@@ -25,7 +25,6 @@ export function terminalAtExit<S, E extends AgentEvent>(dialect: MessageMapping<
         stopReason: conclusion.stopReason,
         ...(conclusion.agentStopReason === undefined ? {} : { agentStopReason: conclusion.agentStopReason }),
         ...(conclusion.usage === undefined ? {} : { usage: conclusion.usage }),
-        ...(conclusion.output === undefined ? {} : { output: conclusion.output }),
         ...(sessionId === undefined ? {} : { sessionId }),
         ...(conclusion.output === undefined ? {} : { output: conclusion.output }),
       };
