@@ -12,7 +12,7 @@ import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.
 import { isAlive } from '../helpers/processes.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { delay, ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
-import { WORKER_SCRIPT, type WorkerLine } from './fleet-world.js';
+import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
 
 // Fleet runs whose permission requests cross machines: one worker process running the real pi
 // (its permission extension, over RPC) against the fake model server, whose `touch_tool` scenario
@@ -30,22 +30,7 @@ let redis: RedisServer;
 let worker: TaggedChild;
 let dispatcher: RunDispatcher;
 
-const workerLines = (): WorkerLine[] =>
-  worker
-    .stdout()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as WorkerLine);
-
-async function workerSays(match: (line: WorkerLine) => boolean, timeoutMs = 20_000): Promise<WorkerLine> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const found = workerLines().find(match);
-    if (found !== undefined) return found;
-    if (performance.now() > deadline) throw new Error(`the worker said no such line within ${String(timeoutMs)} ms; stdout:\n${worker.stdout()}\nstderr:\n${worker.stderr()}`);
-    await delay(20);
-  }
-}
+const workerSays = (match: (line: WorkerLine) => boolean, timeoutMs?: number): Promise<WorkerLine> => workerLog(worker).waitFor(match, timeoutMs);
 
 /** The processes of the worker's runs (every one carries its name in WORKER_ENV), by command and pid. */
 const agentProcesses = (): string[] => {

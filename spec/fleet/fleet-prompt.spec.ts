@@ -15,7 +15,7 @@ import { Answer } from '../conformance/prompt-suite.js';
 import { isAlive } from '../helpers/processes.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
-import { WORKER_SCRIPT, type WorkerLine } from './fleet-world.js';
+import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
 
 // Fleet runs with prompt parts and typed answers: one worker process running the real pi against
 // the fake model server; the dispatcher reads the caller's images and files and makes the zod
@@ -34,22 +34,7 @@ let dispatcher: RunDispatcher;
 let callerFolder: string;
 const png = testPng();
 
-const workerLines = (): WorkerLine[] =>
-  worker
-    .stdout()
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as WorkerLine);
-
-async function workerSays(match: (line: WorkerLine) => boolean, timeoutMs = 20_000): Promise<WorkerLine> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const found = workerLines().find(match);
-    if (found !== undefined) return found;
-    if (performance.now() > deadline) throw new Error(`the worker said no such line within ${String(timeoutMs)} ms; stdout:\n${worker.stdout()}\nstderr:\n${worker.stderr()}`);
-    await delay(20);
-  }
-}
+const workerSays = (match: (line: WorkerLine) => boolean, timeoutMs?: number): Promise<WorkerLine> => workerLog(worker).waitFor(match, timeoutMs);
 
 /** The processes of the worker's runs still alive (every one carries the worker's name). */
 function agentProcesses(): number[] {

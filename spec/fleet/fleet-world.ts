@@ -84,25 +84,12 @@ export function fleetWorld(): FleetWorld {
       const child = startTaggedNode([WORKER_SCRIPT], 'AGENT_RX_FLEET_TEST', {
         FLEET_WORKER: JSON.stringify({ url: server().url, workerName: name, ...settings }),
       });
-      const lines = (): WorkerLine[] =>
-        child
-          .stdout()
-          .split('\n')
-          .filter((line) => line.startsWith('{'))
-          .map((line) => JSON.parse(line) as WorkerLine);
+      const log = workerLog(child, `worker ${name}`);
       const worker: TestWorker = {
         name,
         process: child,
-        lines,
-        waitFor: async (match, timeoutMs = 20_000) => {
-          const deadline = performance.now() + timeoutMs;
-          for (;;) {
-            const found = lines().find(match);
-            if (found !== undefined) return found;
-            if (performance.now() > deadline) throw new Error(`worker ${name}: no such line within ${String(timeoutMs)} ms; stdout:\n${child.stdout()}\nstderr:\n${child.stderr()}`);
-            await delay(20);
-          }
-        },
+        lines: log.lines,
+        waitFor: log.waitFor,
         kill: () => {
           child.child.kill('SIGKILL');
         },
@@ -134,4 +121,26 @@ export async function gone(pids: readonly number[], timeoutMs = 10_000): Promise
     if (performance.now() - started > timeoutMs) throw new Error(`still alive after ${String(timeoutMs)} ms: ${alive.join(', ')}`);
     await delay(10);
   }
+}
+
+/** A worker process's JSON lines on stdout, and a wait for the first that matches (`who` names it in the error). */
+export function workerLog(child: TaggedChild, who = 'the worker'): Pick<TestWorker, 'lines' | 'waitFor'> {
+  const lines = (): WorkerLine[] =>
+    child
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as WorkerLine);
+  return {
+    lines,
+    waitFor: async (match, timeoutMs = 20_000) => {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const found = lines().find(match);
+        if (found !== undefined) return found;
+        if (performance.now() > deadline) throw new Error(`${who}: no such line within ${String(timeoutMs)} ms; stdout:\n${child.stdout()}\nstderr:\n${child.stderr()}`);
+        await delay(20);
+      }
+    },
+  };
 }
