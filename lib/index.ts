@@ -37,6 +37,9 @@ export { checkRunOutput } from './operators/turn-output.js';
 export type { OutputContract } from './operators/output-schema.js';
 export type { SpecPrompt, SpecPromptOptions } from './agents/shared/option-schemas.js';
 export { MAX_IMAGE_BYTES, MAX_FILE_BYTES, type PromptContent, type ContentPart, type RunPrompt, type PromptAbilities } from './operators/prompt-parts.js';
+export { tool, type HostTool, type ToolDefinition, type ToolRunContext, type ToolAnswer } from './tools/host-tool.js';
+export { HOST_TOOLS_SERVER, type McpServerConfig, type McpServers, type McpStdioServer, type McpHttpServer } from './tools/mcp-servers.js';
+export type { ToolOptions } from './tools/with-host-tools.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
 export type { Dialect, MessageMapping, Conclusion, FailureDetails, ToolVocabulary } from './operators/dialect.js';
 export type {

@@ -57,6 +57,12 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
   readonly flags: readonly AgentFlag[];
   /** What its runs and sessions need made before they start (`Setup` from the invocation). */
   readonly setup?: AgentSetup<Setup>;
+  /**
+   * Whether its runs and its sessions give the agent the MCP servers of their options
+   * (`mcpServers`, with the server of host `tools` among them): where not, options that name any
+   * are refused with a `TypeError`, never dropped.
+   */
+  readonly mcp?: { readonly runs: boolean; readonly sessions: boolean };
 }
 
 /**

@@ -5,6 +5,8 @@ import type { SessionCommand, SessionMessage } from '../messages.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { programOf } from '../agents/shared/setup/find-executable.js';
 import { processSession } from './process-session.js';
+import type { HostTool } from '../tools/host-tool.js';
+import { sessionWithHostTools, toolsTaken, withToolServer, type ToolOptions } from '../tools/with-host-tools.js';
 
 /**
  * Any agent's interactive session from its definition: what `piSession`, `claudeCodeSession`,
@@ -20,7 +22,18 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: SessionOptions,
 ): OperatorFunction<SessionCommand, SessionMessage> {
-  const invocation = sessionInvocation(definition, options);
+  const { invocation, tools } = sessionInvocationAndTools(definition, options);
+  if (tools === undefined) return invocationSession(definition, invocation);
+  const trust = (options as { readonly permission?: unknown }).permission === undefined;
+  // The session is made again at each subscription, with the server made for it.
+  return sessionWithHostTools(tools, trust, (server) => invocationSession(definition, definition.session(withToolServer(options as ToolOptions, server) as SessionOptions)));
+}
+
+/** The session of an invocation. */
+function invocationSession<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  invocation: SessionInvocation<Setup>,
+): OperatorFunction<SessionCommand, SessionMessage> {
   const { args, processOptions, protocol, setup, permission, permissionTimeoutMs } = invocation;
   const dialect = invocation.dialect ?? definition.dialect({ resuming: invocation.resuming });
   const overlay = setup === undefined ? undefined : definition.setup?.overlay?.(setup);
@@ -48,6 +61,15 @@ export function sessionInvocation<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: SessionOptions,
 ): SessionInvocation<Setup> {
+  return sessionInvocationAndTools(definition, options).invocation;
+}
+
+/** A session's invocation (checked with a stand-in for the server of its host tools, if it has any) and its host tools. */
+function sessionInvocationAndTools<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: SessionOptions,
+): { readonly invocation: SessionInvocation<Setup>; readonly tools: readonly HostTool<unknown>[] | undefined } {
   checkOptions(`a ${definition.name} session`, definition.options.session, options ?? {});
-  return definition.session(options);
+  const tools = toolsTaken(definition, 'sessions', (options ?? {}));
+  return { invocation: definition.session(tools === undefined ? options : (withToolServer(options as ToolOptions) as SessionOptions)), tools };
 }

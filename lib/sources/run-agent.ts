@@ -12,6 +12,8 @@ import { sessionToRun } from '../operators/session-to-run.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { agentSession, sessionInvocation } from '../sessions/agent-session.js';
 import { runWithOverlay } from './overlay-run.js';
+import type { HostTool } from '../tools/host-tool.js';
+import { runWithHostTools, toolsTaken, withToolServer, type ToolOptions } from '../tools/with-host-tools.js';
 import { processLines } from './process-lines.js';
 
 /**
@@ -25,7 +27,19 @@ import { processLines } from './process-lines.js';
  * runAgent(AGENTS.claude, { prompt: 'Fix the failing test', allowedTools: ['Bash', 'Edit'] }).subscribe(render);
  */
 export function runAgent<RunOptions, SessionOptions, Setup>(definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>, options: RunOptions): Observable<CliMessage> {
-  const { invocation, prompt } = runInvocationAndPrompt(definition, options);
+  const { invocation, prompt, tools } = runInvocationAndPrompt(definition, options);
+  if (tools === undefined) return invocationRun(definition, invocation, prompt);
+  const trust = (options as { readonly permission?: unknown }).permission === undefined;
+  // The run is made again at each subscription, with the server made for it.
+  return runWithHostTools(tools, trust, (server) => invocationRun(definition, definition.run(withToolServer(options as ToolOptions, server) as RunOptions, prompt), prompt));
+}
+
+/** The run of an invocation: its process (or its one-prompt session), its messages checked against the prompt's schema. */
+function invocationRun<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  invocation: RunInvocation<Setup, SessionOptions>,
+  prompt: RunPrompt,
+): Observable<CliMessage> {
   if ('asSession' in invocation) {
     const request = invocation.asSession.prompt;
     // A part its sessions cannot take is refused now, not dropped in the stream.
@@ -68,10 +82,13 @@ export function runInvocation<RunOptions, SessionOptions, Setup>(
 export function runInvocationAndPrompt<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: RunOptions,
-): { readonly invocation: RunInvocation<Setup, SessionOptions>; readonly prompt: RunPrompt } {
+): { readonly invocation: RunInvocation<Setup, SessionOptions>; readonly prompt: RunPrompt; readonly tools: readonly HostTool<unknown>[] | undefined } {
   checkOptions(`a ${definition.name} run`, definition.options.run, options);
+  const tools = toolsTaken(definition, 'runs', options as ToolOptions);
   const { prompt, outputSchema, cwd } = options as { readonly prompt: Prompt; readonly outputSchema?: unknown; readonly cwd?: string };
   const content = promptContent(prompt, fileReader(cwd));
   const ready: RunPrompt = outputSchema === undefined ? { content } : { content, output: outputContract(outputSchema) };
-  return { invocation: definition.run(options, ready), prompt: ready };
+  // With host tools, the invocation is checked now with a stand-in for their server, made at each subscription.
+  const checked = tools === undefined ? options : (withToolServer(options as ToolOptions) as RunOptions);
+  return { invocation: definition.run(checked, ready), prompt: ready, tools };
 }

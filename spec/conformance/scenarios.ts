@@ -38,6 +38,7 @@ export const SCENARIO_IDS = [
   'json_ok',
   'json_prose',
   'json_bad',
+  'call_tool',
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
@@ -442,7 +443,37 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
     case 'json_bad':
     case 'json_prose':
       return jsonPlan(scenario, view);
+    case 'call_tool':
+      return callToolPlan(view);
   }
+}
+
+/**
+ * `call_tool`: the model calls the tool the user's text names, with the input it gives
+ * ({@link callToolText}), then says what the tool answered ({@link calledToolAnswer}). The tool is
+ * the offered one of that name, or whose name ends with `__<name>` or `_<name>` (an MCP tool, as
+ * each agent names them); with none offered, the model says so and which tools it was offered.
+ */
+function callToolPlan(view: ConversationView): ReplyPlan {
+  const asked = CALL_TOOL.exec(view.lastUserText ?? '');
+  if (asked === null) return stream([{ type: 'text', chunks: ['No', ' CALL', ' in', ' the', ' prompt.'] }], 'stop');
+  const [, name = '', input = '{}'] = asked;
+  if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(calledToolAnswer(view.lastToolResultText ?? '')) }], 'stop');
+  const offered = view.toolNames.find((tool) => tool === name || tool.endsWith(`__${name}`) || tool.endsWith(`_${name}`));
+  if (offered === undefined) return stream([{ type: 'text', chunks: splitWords(`No tool ${name} was offered; offered: ${view.toolNames.join(', ')}.`) }], 'stop');
+  return stream([{ type: 'toolCall', name: offered, argChunks: argPieces(JSON.parse(input) as Record<string, unknown>) }], 'toolUse');
+}
+
+const CALL_TOOL = /CALL ([A-Za-z0-9_-]+) (\{.*\})/s;
+
+/** The prompt that makes the `call_tool` scenario call `name` with `input`. */
+export function callToolText(name: string, input: Record<string, unknown>): string {
+  return `CALL ${name} ${JSON.stringify(input)}`;
+}
+
+/** What the `call_tool` scenario says once the tool answered `toolText`. */
+export function calledToolAnswer(toolText: string): string {
+  return `The tool answered: ${JSON.stringify(toolText)}. Done.`;
 }
 
 function jsonPlan(scenario: 'json_ok' | 'json_bad' | 'json_prose', view: ConversationView): ReplyPlan {
@@ -523,6 +554,7 @@ export function expectedText(model: string): string {
       return JSON_PROSE;
     case 'echo':
     case 'recall':
+    case 'call_tool':
     case 'http500':
     case 'http429':
     case 'http401':

@@ -1,9 +1,10 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -12,7 +13,7 @@ import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OU
 export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
 /** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions {
+export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -50,7 +51,7 @@ export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOpti
  * giving `permission` too throws a `TypeError`. Without `permission`, Claude Code decides alone: in
  * this headless mode what its rules do not allow is refused.
  */
-export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions {}
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ToolOptions {}
 
 /** Claude Code's own options, besides the process options. */
 export interface ClaudeOwnOptions {
@@ -114,8 +115,8 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 

@@ -2,8 +2,9 @@ import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -31,7 +32,7 @@ export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions {
+export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -84,7 +85,7 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
  * stream; Codex's configuration decides whether it asks. `allow-always` is Codex's `acceptForSession` where it offers it (else one
  * `accept`); a deny (`deny-always` too) is `decline`: Codex goes on with the turn.
  */
-export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions {
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ToolOptions {
   /** The thread: a new one (default), or `{ resume: id }`. */
   readonly session?: 'new' | { readonly resume: string };
 }
@@ -159,7 +160,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Codex's options: a run's, a session's, and a fleet run spec's. */
 export const CODEX_OPTIONS = {
-  run: z.strictObject({
+  run: z.strictObject({ ...TOOL_OPTIONS,
     ...CALLER,
     ...HOST,
     ...PROCESS,
@@ -171,7 +172,7 @@ export const CODEX_OPTIONS = {
     skipGitRepoCheck: flag().optional(),
     transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
   }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, session: SESSION_SESSION.optional() }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, session: SESSION_SESSION.optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 

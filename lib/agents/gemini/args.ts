@@ -1,3 +1,4 @@
+import { acpMcpServers } from '../../tools/mcp-servers.js';
 import type { PromptResponse } from '@agentclientprotocol/sdk';
 import type { Usage } from '../../messages.js';
 import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
@@ -67,7 +68,7 @@ export function geminiSessionInvocation(options: GeminiSessionOptions): SessionI
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
-    ...(mcpServers === undefined ? {} : { mcpServers }),
+    ...(mcpServers === undefined ? {} : { mcpServers: acpMcpServers(mcpServers) }),
     tools: geminiTools,
     // Its calls' ids begin with the tool's name (`run_shell_command__…`); its updates say none.
     toolName: (id) => /^([a-z_]+?)__/.exec(id)?.[1],

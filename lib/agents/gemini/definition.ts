@@ -84,6 +84,8 @@ export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSess
   run: geminiRunInvocation,
   session: geminiSessionInvocation,
   dialect: geminiDialect,
+  // Sessions give them at `session/new`; runs do not yet.
+  mcp: { runs: false, sessions: true },
   flags: [
     choiceFlag('approval-mode', 'approvalMode', GEMINI_APPROVAL_MODES, '<mode>', `gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'gemini: new, latest or a session id (or index) to resume'),

@@ -75,7 +75,10 @@ function piInvocation(
   else if (session === 'continue') args.push('--continue');
   else if (typeof session === 'object') args.push('--session', session.id);
   if (sessionDir !== undefined) args.push('--session-dir', sessionDir);
-  if (tools !== undefined) args.push(...(tools.length === 0 ? ['--no-tools'] : ['--tools', tools.join(',')]));
+  // Host tools are served to pi apart (an extension); its own tools are the names.
+  const own = tools?.filter((name): name is string => typeof name === 'string');
+  if (tools !== undefined && tools.length === 0) args.push('--no-tools');
+  else if (own !== undefined && own.length > 0) args.push('--tools', own.join(','));
   if (systemPrompt !== undefined) args.push('--system-prompt', systemPrompt);
   if (appendSystemPrompt !== undefined) args.push('--append-system-prompt', appendSystemPrompt);
   args.push(...more, ...extraArgs);

@@ -1,9 +1,11 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ToolOptions } from '../../tools/with-host-tools.js';
+import { isHostTool, type HostTool } from '../../tools/host-tool.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -20,7 +22,7 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions {
+export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions, Omit<ToolOptions, 'tools'> {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -59,7 +61,7 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
  * with a note for a text-only model). A turn's `outputSchema` is an instruction appended to the
  * prompt, and the answer is validated at `turn.completed`.
  */
-export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions {}
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions, Omit<ToolOptions, 'tools'> {}
 
 /** pi's own options, besides the process options. */
 export interface PiOwnOptions {
@@ -77,8 +79,12 @@ export interface PiOwnOptions {
   readonly session?: PiSessionChoice;
   /** Where pi keeps and looks up sessions (`--session-dir`). */
   readonly sessionDir?: string;
-  /** Only these tools (`--tools a,b`); an empty array disables every tool (`--no-tools`). */
-  readonly tools?: readonly string[];
+  /**
+   * The tools pi has. Names of its own tools keep only those (`--tools a,b`); an empty array
+   * disables every tool (`--no-tools`). Tools made with `tool(...)` are the host's, served to pi as
+   * for every agent (`ToolOptions.tools`); with host tools only, pi keeps all its own.
+   */
+  readonly tools?: readonly (string | HostTool<never>)[];
   /** Replaces pi's system prompt. */
   readonly systemPrompt?: string;
   /** Appended to the system prompt. */
@@ -101,7 +107,9 @@ const CALLER = {
   model: text().optional(),
   thinking: oneOf(PI_THINKING_LEVELS).optional(),
   session: z.union([z.enum(['new', 'none', 'continue']), z.strictObject({ id: text() })], { error: "must be 'new', 'none', 'continue' or { id }" }).optional(),
-  tools: texts().optional(),
+  tools: z
+    .array(z.union([z.string(), z.custom<HostTool<never>>(isHostTool)]), { error: "must be an array of pi's tool names and tools made with tool(...)" })
+    .optional(),
   systemPrompt: text().optional(),
   appendSystemPrompt: text().optional(),
   agentRetry: flag().optional(),
@@ -120,13 +128,17 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
-  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
+  spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, tools: texts().optional() }),
 };
 
 /** What a fleet caller may choose of a pi run: a run spec's options (`{ agent: 'pi', options }`). */
-export type PiRunSpecOptions = SpecPromptOptions & Pick<RunPiOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'provider' | 'model' | 'thinking' | 'session' | 'tools' | 'systemPrompt' | 'appendSystemPrompt' | 'agentRetry'>;
+export type PiRunSpecOptions = SpecPromptOptions &
+  Pick<RunPiOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'provider' | 'model' | 'thinking' | 'session' | 'systemPrompt' | 'appendSystemPrompt' | 'agentRetry'> & {
+    /** Only these of pi's tools (`--tools a,b`); an empty array disables every tool. */
+    readonly tools?: readonly string[] | undefined;
+  };
 
 // A run spec's options are exactly what its schema checks.
 type _PiRunSpecMatchesItsSchema = Holds<SameOptions<PiRunSpecOptions, z.input<typeof PI_OPTIONS.spec>>>;

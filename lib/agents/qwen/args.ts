@@ -1,3 +1,4 @@
+import { acpMcpServers } from '../../tools/mcp-servers.js';
 import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
 import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
@@ -109,7 +110,7 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
-    ...(mcpServers === undefined ? {} : { mcpServers }),
+    ...(mcpServers === undefined ? {} : { mcpServers: acpMcpServers(mcpServers) }),
     tools: qwenTools,
     stderrLine: qwenStderrLine,
     setup: { ...common.setup, images: true },

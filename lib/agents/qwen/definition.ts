@@ -86,6 +86,8 @@ export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptio
   run: qwenRunInvocation,
   session: qwenSessionInvocation,
   dialect: qwenDialect,
+  // Sessions give them at `session/new`; runs do not yet.
+  mcp: { runs: false, sessions: true },
   flags: [
     choiceFlag('approval-mode', 'approvalMode', QWEN_APPROVAL_MODES, '<mode>', `qwen: ${QWEN_APPROVAL_MODES.join(', ')} (without yolo a run has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'qwen: new, latest or a session id to resume'),

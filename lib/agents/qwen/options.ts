@@ -1,11 +1,11 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
-import type { McpServer } from '@agentclientprotocol/sdk';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, text, texts } from '../shared/option-schemas.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /**
  * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
@@ -31,7 +31,7 @@ export type QwenSessionChoice = 'new' | 'latest' | { readonly id: string } | { r
 export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
 
 /** Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions {
+export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -57,11 +57,9 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
  * session is a new one), and what an ACP client decides: the agent's permission requests, the
  * client's file system, MCP servers (as for `acpSession`).
  */
-export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions {
+export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
-  /** MCP servers for the session (`session/new`). Default none. */
-  readonly mcpServers?: readonly McpServer[];
 }
 
 /** Qwen Code's own options, besides the process options and the session. */
@@ -113,8 +111,8 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
-  run: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
-  session: z.strictObject({ ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional(), mcpServers: z.unknown().optional() }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 

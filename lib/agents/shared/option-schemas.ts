@@ -2,6 +2,8 @@
 // into a `TypeError` that names the option.
 import * as z from 'zod';
 import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
+import { isHostTool, type HostTool } from '../../tools/host-tool.js';
+import { McpServersSchema } from '../../tools/mcp-servers.js';
 import { ImageMimeTypeSchema, OutputSchemaSchema, type ImageMimeType, type JsonSchemaObject, type Prompt } from '../../messages.js';
 
 /** A non-empty string. */
@@ -101,6 +103,14 @@ export const RUN_PERMISSION_OPTIONS = {
     })
     .optional(),
   permissionTimeoutMs: timeLimit().optional(),
+};
+
+/** The tool options every run and session takes: `mcpServers` by name, and host `tools` (made with `tool(...)`). */
+export const TOOL_OPTIONS = {
+  mcpServers: McpServersSchema.optional(),
+  tools: z
+    .array(z.custom<HostTool<never>>(isHostTool, { error: 'must be tools made with tool(...)' }), { error: 'must be an array of tools made with tool(...)' })
+    .optional(),
 };
 
 /**
