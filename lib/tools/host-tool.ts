@@ -108,7 +108,7 @@ export function toolResult(answer: ToolAnswer): HostToolResult {
   if (answer === undefined) return { content: [{ type: 'text', text: 'Done.' }] };
   let text: string | undefined;
   try {
-    text = JSON.stringify(answer) as string | undefined;
+    text = JSON.stringify(answer);
   } catch (error) {
     return toolError(`the tool's answer is not JSON: ${errorMessage(error)}`);
   }
