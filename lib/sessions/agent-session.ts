@@ -23,16 +23,20 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   options: SessionOptions,
 ): OperatorFunction<SessionCommand, SessionMessage> {
   const { invocation, tools } = sessionInvocationAndTools(definition, options);
-  if (tools === undefined) return invocationSession(definition, invocation);
+  if (tools === undefined) return invocationSession(definition, invocation, trustedTools(options as ToolOptions));
   const trust = (options as { readonly permission?: unknown }).permission === undefined;
   // The session is made again at each subscription, with the server made for it.
-  return sessionWithHostTools(tools, trust, (server) => invocationSession(definition, definition.session(withToolServer(options as ToolOptions, server) as SessionOptions)));
+  return sessionWithHostTools(tools, trust, (server) => {
+    const served = withToolServer(options as ToolOptions, server);
+    return invocationSession(definition, definition.session(served as SessionOptions), trustedTools(served));
+  });
 }
 
 /** The session of an invocation. */
 function invocationSession<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   invocation: SessionInvocation<Setup>,
+  trusted: ((tool: string) => boolean) | undefined,
 ): OperatorFunction<SessionCommand, SessionMessage> {
   const { args, processOptions, protocol, setup, permission, permissionTimeoutMs } = invocation;
   const dialect = invocation.dialect ?? definition.dialect({ resuming: invocation.resuming });
@@ -44,6 +48,7 @@ function invocationSession<RunOptions, SessionOptions, Setup>(
     ...(overlay === undefined ? {} : { overlay }),
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
+    ...(trusted === undefined ? {} : { trusted }),
   };
   const named = invocation.executable;
   // Every option is checked now, whichever program is found later.
@@ -54,6 +59,18 @@ function invocationSession<RunOptions, SessionOptions, Setup>(
       const program = programOf(definition, undefined, processOptions);
       return commands.pipe(processSession({ ...spec, args: [...program.args, ...args], command: program.command, processOptions: program.processOptions }));
     });
+}
+
+/**
+ * The tools of the MCP servers `options` trust (`trust: true`), when it has no `permission`: their
+ * calls (`mcp__<server>__<tool>`) are allowed by policy, whatever the agent's default.
+ */
+function trustedTools(options: ToolOptions): ((tool: string) => boolean) | undefined {
+  if ((options as { readonly permission?: unknown }).permission !== undefined || options.mcpServers === undefined) return undefined;
+  const prefixes = Object.entries(options.mcpServers)
+    .filter(([, server]) => server.trust === true)
+    .map(([name]) => `mcp__${name}__`);
+  return prefixes.length === 0 ? undefined : (tool) => prefixes.some((prefix) => tool.startsWith(prefix));
 }
 
 /** A session's invocation from its definition, the options checked first (a `TypeError` names the option). */

@@ -28,8 +28,11 @@ export class PermissionDesk {
   readonly #io: PermissionDeskIo;
   readonly #deciding = new Map<string, Deciding>();
 
-  constructor(policy: PermissionPolicy, timeoutMs: number, scheduler: SchedulerLike, io: PermissionDeskIo) {
+  readonly #trusted: ((tool: string) => boolean) | undefined;
+
+  constructor(policy: PermissionPolicy, timeoutMs: number, scheduler: SchedulerLike, io: PermissionDeskIo, trusted?: (tool: string) => boolean) {
     this.#policy = policy;
+    this.#trusted = trusted;
     this.#timeoutMs = timeoutMs;
     this.#scheduler = scheduler;
     this.#io = io;
@@ -38,6 +41,10 @@ export class PermissionDesk {
   decide(request: PermissionRequested): void {
     const policy = this.#policy;
     const id = request.requestId;
+    if (this.#trusted?.(request.tool) === true) {
+      this.#io.decided(id, 'allow', 'policy');
+      return;
+    }
     if (typeof policy === 'string' && policy !== 'ask') {
       this.#io.decided(id, presetDecision(policy, request) ?? 'deny', 'policy');
       return;

@@ -49,6 +49,8 @@ export interface SessionSpec<S, P> {
   readonly permission?: PermissionPolicy;
   /** How long `ask` and a callback may take to answer a request before it is denied (`deadline`). Default 300000 (5 minutes). */
   readonly permissionTimeoutMs?: number;
+  /** Tools the agent may use without asking the policy (an MCP server's the caller trusts): allowed by `policy` at once. */
+  readonly trusted?: (tool: string) => boolean;
   /** For the idle, abort and end limits. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
 }
@@ -117,7 +119,7 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
             throw error;
           });
         },
-      });
+      }, spec.trusted);
       const answer = (requestId: string, decision: PermissionDecision): void => {
         desk.forget(requestId);
         const respond = answers.get(requestId);

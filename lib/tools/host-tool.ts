@@ -102,13 +102,16 @@ export function toolError(text: string): HostToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/** `JSON.stringify`, which gives `undefined` for a function or a symbol. */
+const jsonText: (value: unknown) => string | undefined = JSON.stringify;
+
 /** An answer of `run` as a tool result. */
 export function toolResult(answer: ToolAnswer): HostToolResult {
   if (typeof answer === 'string') return { content: [{ type: 'text', text: answer }] };
   if (answer === undefined) return { content: [{ type: 'text', text: 'Done.' }] };
   let text: string | undefined;
   try {
-    text = JSON.stringify(answer);
+    text = jsonText(answer);
   } catch (error) {
     return toolError(`the tool's answer is not JSON: ${errorMessage(error)}`);
   }
