@@ -190,7 +190,7 @@ export function toolConformance(agent: () => ToolAgent): void {
 
     driver.end();
     expect(await driver.nextOf('terminal.completed', 60_000)).toMatchObject({ type: 'terminal.completed' });
-  });
+  }, 300_000);
 
   it('a run: a stdio MCP server given through mcpServers is started by the agent and called once', async () => {
     const { server } = agent();
@@ -213,7 +213,7 @@ export function toolConformance(agent: () => ToolAgent): void {
     } finally {
       rmSync(log, { force: true });
     }
-  });
+  }, 180_000);
 
   it("a run: host tools without a permission are the caller's to use; unsubscribing while run is pending fires its signal and leaves no process", async () => {
     let pendingSignal: AbortSignal | undefined;
@@ -242,5 +242,5 @@ export function toolConformance(agent: () => ToolAgent): void {
     }
     expect(pendingSignal?.aborted).toBe(true);
     expect(callOf(messages, 'mcp__host__wait_forever').calls).toHaveLength(1);
-  });
+  }, 180_000);
 }
