@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, fleet
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, fleet
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -19,6 +19,7 @@ import { heapAfterRuns } from './memory.js';
 import { fleetLatencies } from './fleet.js';
 import { sessionLatencies } from './sessions.js';
 import { permissionLatencies } from './permissions.js';
+import { hostToolLatencies } from './host-tools.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -295,6 +296,17 @@ try {
         `Permission requests on the real CLIs (fake model server on 127.0.0.1; the model runs \`touch\`), ${permissions[0]?.deny.runs ?? 0} repetitions: a permission command → the agent resumes, against a preset's deny → the agent resumes`,
         ['agent', 'deny command → next message ms', 'allow command → next message ms', "baseline: preset's deny → next message ms", 'deny by command / by preset'],
         permissions.map((row) => [row.agent, spread(row.deny, 1), spread(row.allow, 1), spread(row.preset, 1), x(row.ratio)]),
+      ),
+    );
+  }
+  if (runs('tools')) {
+    const tools = await hostToolLatencies(quick ? 3 : 10);
+    result['tools'] = tools;
+    report.push(
+      ...table(
+        `Host tools on the real CLIs (fake model server on 127.0.0.1), ${tools[0]?.hostCall.runs ?? 0} fresh sessions each: a host tool's call (\`tool(...)\`, answering \`hello\`) against the agent's own shell tool running \`echo hello\`, from the agent's \`tool.call\` to its \`tool.completed\`, and from the prompt to the turn's end`,
+        ['agent', 'host tool call ms', "baseline: shell tool's call ms", 'host / shell', 'turn with the host tool ms', 'turn with the shell tool ms'],
+        tools.map((row) => [row.agent, spread(row.hostCall, 1), spread(row.shellCall, 1), x(row.ratio), spread(row.hostTurn, 1), spread(row.shellTurn, 1)]),
       ),
     );
   }
