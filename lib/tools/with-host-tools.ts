@@ -6,7 +6,7 @@ import type { CliMessage, SessionCommand, SessionMessage } from '../messages.js'
 import { errorMessage } from '../process/error-message.js';
 import { terminalFailed } from '../terminal-failed.js';
 import { isHostTool, type HostTool } from './host-tool.js';
-import { startHostToolServer, type HostToolServer } from './host-tool-server.js';
+import type { HostToolServer } from './host-tool-server.js';
 import { HOST_TOOLS_SERVER, type McpHttpServer, type McpServers } from './mcp-servers.js';
 
 /** The options of a run or session that give its agent tools: every agent's runs and sessions take them. */
@@ -78,6 +78,8 @@ export function withToolServer<Options extends ToolOptions>(options: Options, se
 function started(tools: readonly HostTool<unknown>[], trust: boolean): Observable<{ readonly server: HostToolServer } | { readonly problem: string }> {
   return defer(async () => {
     try {
+      // Loaded with the first run that has host tools: the MCP SDK stays off the import of the library.
+      const { startHostToolServer } = await import('./host-tool-server.js');
       return { server: await startHostToolServer(tools, { trust }) };
     } catch (error) {
       return { problem: `the host tools could not be served: ${errorMessage(error)}` };
