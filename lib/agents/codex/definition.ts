@@ -114,4 +114,5 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
   ],
   recognizesOutput: recognizesCodexOutput,
   setup: { overlay: (setup) => codexOutputSchemaOverlay(setup.outputSchema) },
+  mcp: { runs: true, sessions: true },
 };
