@@ -8,7 +8,9 @@ import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
-import { JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { callToolText, JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import * as z from 'zod';
+import { tool, type HostTool } from '../../lib/tools/host-tool.js';
 import { Answer, promptConformance } from './prompt-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { ScenarioTimings } from './timings.js';
@@ -241,5 +243,54 @@ describe('prompt parts and typed answers on the real Codex', () => {
       // The instruction an agent without native schemas gets is not in the prompt.
       expect(bodies.some((body) => JSON.stringify(body).includes('Answer with a single JSON value'))).toBe(false);
     }
+  });
+});
+
+describe('MCP servers and host tools on the real Codex', () => {
+  const calls: string[] = [];
+  // `ToolOptions.tools` is `HostTool<never>[]`, which a tool of a zod input does not satisfy: a cast.
+  const lookup = tool({
+    name: 'lookup',
+    description: 'Looks up the value of a key',
+    input: z.object({ key: z.string() }),
+    run: ({ key }) => {
+      calls.push(key);
+      return `value of ${key}`;
+    },
+  }) as unknown as HostTool<never>;
+  const ask = (key: string): string => `${scenarioMarker('call_tool')}${callToolText('lookup', { key })}`;
+
+  it('a session calls a host tool without asking (no permission), and each call asks with permission: named mcp__host__lookup', async () => {
+    calls.length = 0;
+    const session = new SessionDriver((onStopped) => codexSession(options(onStopped, { tools: [lookup] })));
+    session.send({ type: 'prompt', text: ask('k1') });
+    await session.nextOf('turn.completed');
+    expect(calls).toEqual(['k1']);
+    expect(session.answer(1)).toContain('value of k1');
+    const toolMessages = session.turn(1).filter((message) => message.type.startsWith('tool.'));
+    expect(toolMessages.map((message) => [message.type, 'name' in message ? message.name : undefined])).toEqual([
+      ['tool.call', 'mcp__host__lookup'],
+      ['tool.completed', 'mcp__host__lookup'],
+    ]);
+    session.end();
+    await session.done;
+
+    // With permission every call asks (mcpServer/elicitation/request): one denied by a command, one allowed.
+    const asking = new SessionDriver((onStopped) => codexSession(options(onStopped, { tools: [lookup], permission: 'ask' })));
+    asking.send({ type: 'prompt', text: ask('k2') });
+    const denied = await asking.nextOf('permission.requested');
+    expect(denied).toMatchObject({ tool: 'mcp__host__lookup', kind: 'other', input: { key: 'k2' }, options: ['allow', 'deny'] });
+    asking.send({ type: 'permission', requestId: denied.requestId, decision: 'deny' });
+    await asking.nextOf('turn.completed');
+    expect(asking.turn(1).find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'mcp__host__lookup' });
+    asking.send({ type: 'prompt', text: ask('k3') });
+    const allowed = await asking.nextOf('permission.requested');
+    asking.send({ type: 'permission', requestId: allowed.requestId, decision: 'allow' });
+    await asking.nextOf('turn.completed');
+    expect(asking.turn(2).find((message) => message.type === 'tool.completed')).toMatchObject({ name: 'mcp__host__lookup', output: expect.stringContaining('value of k3') });
+    expect(calls).toEqual(['k1', 'k3']);
+    expect(asking.messages.some((message) => message.type === 'agent.warning')).toBe(false);
+    asking.end();
+    await asking.done;
   });
 });
