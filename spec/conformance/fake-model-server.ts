@@ -665,7 +665,7 @@ function* openAiEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: stri
       case 'toolCall': {
         // The first piece carries id, type and name with empty arguments; later ones only `index` and argument text.
         const index = toolIndex++;
-        yield chunk({ tool_calls: [{ index, id: toolCallId(scenarioOf(model), 'openai-completions'), type: 'function', function: { name: block.name, arguments: '' } }] });
+        yield chunk({ tool_calls: [{ index, id: toolCallId(scenarioOf(model), 'openai-completions', block.seq), type: 'function', function: { name: block.name, arguments: '' } }] });
         for (const piece of block.argChunks) yield chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
         return;
       }
@@ -714,7 +714,7 @@ function* anthropicEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
       case 'toolCall':
         yield event('content_block_start', {
           index,
-          content_block: { type: 'tool_use', id: toolCallId(scenarioOf(model), 'anthropic-messages'), name: block.name, input: {} },
+          content_block: { type: 'tool_use', id: toolCallId(scenarioOf(model), 'anthropic-messages', block.seq), name: block.name, input: {} },
         });
         for (const piece of block.argChunks) yield event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
         break;
@@ -804,7 +804,7 @@ function* responsesEvents(
         if (block.name === 'tool_search') {
           // Codex's search over its deferred tools, run by the client: one whole item.
           const id = `ts_fake_${seq}_${index}`;
-          item = { id, type: 'tool_search_call', call_id: toolCallId(scenarioOf(model), 'openai-responses'), execution: 'client', status: 'completed', arguments: JSON.parse(block.argChunks.join('')) as unknown };
+          item = { id, type: 'tool_search_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), execution: 'client', status: 'completed', arguments: JSON.parse(block.argChunks.join('')) as unknown };
           yield event('response.output_item.added', { ...at, item: { ...item, status: 'in_progress' } });
           break;
         }
@@ -812,7 +812,7 @@ function* responsesEvents(
         // A tool of a namespace (an MCP server's, in Codex) is called by its own name in that namespace.
         const target = namespaced.get(block.name);
         const named = target === undefined ? { name: block.name } : { name: target.name, ...(target.namespace === null ? {} : { namespace: target.namespace }) };
-        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses'), ...named };
+        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), ...named };
         yield event('response.output_item.added', { ...at, item: { ...call, status: 'in_progress', arguments: '' } });
         for (const piece of block.argChunks) yield event('response.function_call_arguments.delta', { item_id: id, ...at, delta: piece });
         if (keepOpen) return;
