@@ -117,8 +117,10 @@ import { codexOutputSchemaOverlay } from './setup/output-schema.js';
  * (Codex offers none); a deny fails the call ("user rejected MCP tool call") and the turn goes
  * on. `codex exec` asks nothing: it runs every call. Codex gives up on a server that has not
  * started within its `startup_timeout_sec` and on a call after its `tool_timeout_sec` (settings
- * of `mcp_servers.<name>`, through `config`); on such a timeout, on SIGTERM and on an interrupt it
- * drops the call's HTTP request (no `notifications/cancelled`): a host tool's signal fires then.
+ * of `mcp_servers.<name>`, through `config`). A pending call's HTTP request is dropped on such a
+ * timeout and when Codex exits (SIGTERM: no `notifications/cancelled`); an abort of the turn
+ * (`turn/interrupt`) drops it and sends `notifications/cancelled`. A host tool's signal fires in
+ * each case.
  */
 export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, CodexSetup, CodexRunSpecOptions> = {
   name: 'codex',
