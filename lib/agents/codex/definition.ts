@@ -103,7 +103,8 @@ import { codexOutputSchemaOverlay } from './setup/output-schema.js';
  * `mcp_servers.<name>` of Codex's configuration, set with `-c` (`command`, `args`, `env` for a
  * stdio server; `url` and `env_http_headers` for an HTTP one). A header's value (the host tools'
  * token) is never an argument: it goes in a variable of Codex's environment
- * (`AGENT_RX_CODEX_MCP_<server>_<header>`), which `env_http_headers` names. Codex merges `-c` into
+ * (`AGENT_RX_CODEX_MCP_<server>_<header>`), which `env_http_headers` names; a stdio server's `env`
+ * values are arguments (`-c`), as Codex takes them. Codex merges `-c` into
  * the user's configuration, so the servers of their own config.toml stay too (Codex has no way to
  * drop them short of `--ignore-user-config`, which drops the whole file). Codex offers an MCP
  * server's tools as a namespace `mcp__<server>` behind its `tool_search` (the model finds them
