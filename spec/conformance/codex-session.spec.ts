@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type StopReport } from '../../lib/index.js';
+import { codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
-import { JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { callToolText, JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import * as z from 'zod';
+import { tool, type HostTool } from '../../lib/tools/host-tool.js';
 import { Answer, promptConformance } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -241,5 +244,54 @@ describe('prompt parts and typed answers on the real Codex', () => {
       // The instruction an agent without native schemas gets is not in the prompt.
       expect(bodies.some((body) => JSON.stringify(body).includes('Answer with a single JSON value'))).toBe(false);
     }
+  });
+});
+
+describe('MCP servers and host tools on the real Codex', () => {
+  const calls: string[] = [];
+  // `ToolOptions.tools` is `HostTool<never>[]`, which a tool of a zod input does not satisfy: a cast.
+  const lookup = tool({
+    name: 'lookup',
+    description: 'Looks up the value of a key',
+    input: z.object({ key: z.string() }),
+    run: ({ key }) => {
+      calls.push(key);
+      return `value of ${key}`;
+    },
+  }) as unknown as HostTool<never>;
+  const ask = (key: string): string => `${scenarioMarker('call_tool')}${callToolText('lookup', { key })}`;
+
+  toolConformance(() => ({
+    name: 'Codex',
+    tag: TAG,
+    server,
+    // Runs go over exec unless they have a permission, which goes over app-server.
+    // A run's permission is never 'ask' (a run takes no commands): the suite gives runs none.
+    run: (prompt, tools) => {
+      const base: Omit<CodexSessionOptions, 'permission' | 'session'> = options(() => undefined);
+      return runCodex({ ...base, prompt, ...(tools as Pick<RunCodexOptions, 'tools' | 'mcpServers' | 'permission'>) });
+    },
+    session: (tools, onStopped) => codexSession(options(onStopped, tools)),
+  }));
+
+  it('with permission, each MCP tool call asks (mcpServer/elicitation/request) as mcp__host__lookup: a deny fails the call, an allow runs it', async () => {
+    calls.length = 0;
+    // With permission every call asks (mcpServer/elicitation/request): one denied by a command, one allowed.
+    const asking = new SessionDriver((onStopped) => codexSession(options(onStopped, { tools: [lookup], permission: 'ask' })));
+    asking.send({ type: 'prompt', text: ask('k2') });
+    const denied = await asking.nextOf('permission.requested');
+    expect(denied).toMatchObject({ tool: 'mcp__host__lookup', kind: 'other', input: { key: 'k2' }, options: ['allow', 'deny'] });
+    asking.send({ type: 'permission', requestId: denied.requestId, decision: 'deny' });
+    await asking.nextOf('turn.completed');
+    expect(asking.turn(1).find((message) => message.type === 'tool.failed')).toMatchObject({ name: 'mcp__host__lookup' });
+    asking.send({ type: 'prompt', text: ask('k3') });
+    const allowed = await asking.nextOf('permission.requested');
+    asking.send({ type: 'permission', requestId: allowed.requestId, decision: 'allow' });
+    await asking.nextOf('turn.completed');
+    expect(asking.turn(2).find((message) => message.type === 'tool.completed')).toMatchObject({ name: 'mcp__host__lookup', output: expect.stringContaining('value of k3') });
+    expect(calls).toEqual(['k3']);
+    expect(asking.messages.some((message) => message.type === 'agent.warning')).toBe(false);
+    asking.end();
+    await asking.done;
   });
 });

@@ -266,7 +266,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
       api === 'openai-completions'
         ? openAiEvents(plan, model ?? '', entry.seq, entry.includeUsage)
         : api === 'openai-responses'
-          ? responsesEvents(plan, model ?? '', requestModel ?? '', entry.seq)
+          ? responsesEvents(plan, model ?? '', requestModel ?? '', entry.seq, responsesNamespaced(request))
           : api === 'gemini'
             ? geminiEvents(plan, requestModel ?? '', entry.seq)
             : anthropicEvents(plan, model ?? '', entry.seq);
@@ -518,16 +518,62 @@ const TEXT_PART_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'ou
  * Responses API tools the provider runs itself have a `type` and no name (Codex offers
  * `{ type: 'web_search' }` and `{ type: 'tool_search' }`): the type stands in for the name.
  * A Gemini API tool is a group: `{ functionDeclarations: [{ name, ... }, ...] }`.
+ *
+ * A Responses API `namespace` tool (how Codex offers an MCP server's tools: `mcp__<server>` holding
+ * `<tool>`) gives its tools as `<namespace>__<tool>`. Tools a `tool_search` found (the tools of a
+ * `tool_search_output` item in `input`: Codex defers MCP tools behind its search tool) count as
+ * offered; `tool_search` itself is left out right after a search, so the model searches once.
  */
 function toolNames(request: Record<string, unknown> | null): string[] {
   const tools = Array.isArray(request?.['tools']) ? (request['tools'] as unknown[]) : [];
-  return tools.flatMap((tool) => {
+  const offered = tools.flatMap((tool) => {
     const t = asRecord(tool);
     const declarations = t?.['functionDeclarations'];
     if (Array.isArray(declarations)) return declarations.map((d) => asRecord(d)?.['name']).map((name) => (typeof name === 'string' ? name : '?'));
     const name = asRecord(t?.['function'])?.['name'] ?? t?.['name'] ?? t?.['type'];
+    if (t?.['type'] === 'namespace' && Array.isArray(t['tools'])) return [...namespacedTools(t).keys()];
     return [typeof name === 'string' ? name : '?'];
   });
+  const input = Array.isArray(request?.['input']) ? request['input'].map(asRecord) : [];
+  const searched = input.filter((item) => item?.['type'] === 'tool_search_output').flatMap((item) => [...searchOutputTools(item).keys()]);
+  const justSearched = input.at(-1)?.['type'] === 'tool_search_output';
+  return [...offered.filter((name) => !(justSearched && name === 'tool_search')), ...searched.filter((name) => !offered.includes(name))];
+}
+
+/** A namespace tool's tools by their full name (`<namespace>__<tool>`). */
+function namespacedTools(namespace: Record<string, unknown>): Map<string, { readonly namespace: string; readonly name: string }> {
+  const names = new Map<string, { readonly namespace: string; readonly name: string }>();
+  const ns = namespace['name'];
+  if (typeof ns !== 'string' || !Array.isArray(namespace['tools'])) return names;
+  for (const tool of namespace['tools']) {
+    const name = asRecord(tool)?.['name'];
+    if (typeof name === 'string') names.set(`${ns}__${name}`, { namespace: ns, name });
+  }
+  return names;
+}
+
+/** The tools a `tool_search_output` item holds (plain functions, or namespaces of them), by full name. */
+function searchOutputTools(item: Record<string, unknown> | null): Map<string, { readonly namespace: string | null; readonly name: string }> {
+  const names = new Map<string, { readonly namespace: string | null; readonly name: string }>();
+  for (const tool of Array.isArray(item?.['tools']) ? (item['tools'] as unknown[]) : []) {
+    const t = asRecord(tool);
+    if (t?.['type'] === 'namespace') for (const [full, entry] of namespacedTools(t)) names.set(full, entry);
+    else if (typeof t?.['name'] === 'string') names.set(t['name'], { namespace: null, name: t['name'] });
+  }
+  return names;
+}
+
+/** The Responses API tools that are called by a name in a namespace (offered, or found by a search), by full name. */
+function responsesNamespaced(request: Record<string, unknown> | null): ReadonlyMap<string, { readonly namespace: string | null; readonly name: string }> {
+  const names = new Map<string, { readonly namespace: string | null; readonly name: string }>();
+  for (const tool of Array.isArray(request?.['tools']) ? (request['tools'] as unknown[]) : []) {
+    const t = asRecord(tool);
+    if (t?.['type'] === 'namespace') for (const [full, entry] of namespacedTools(t)) names.set(full, entry);
+  }
+  for (const item of Array.isArray(request?.['input']) ? request['input'].map(asRecord) : []) {
+    if (item?.['type'] === 'tool_search_output') for (const [full, entry] of searchOutputTools(item)) names.set(full, entry);
+  }
+  return names;
 }
 
 function apiKeyOf(req: IncomingMessage): string | null {
@@ -696,7 +742,13 @@ function scenarioOf(model: string): string {
  * token count; it reads the type from the data, not the event line. The rest is sent because
  * the real API sends it.
  */
-function* responsesEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: string, requestModel: string, seq: number): Generator<string> {
+function* responsesEvents(
+  plan: Extract<ReplyPlan, { kind: 'stream' }>,
+  model: string,
+  requestModel: string,
+  seq: number,
+  namespaced: ReadonlyMap<string, { readonly namespace: string | null; readonly name: string }> = new Map(),
+): Generator<string> {
   let sequenceNumber = 0;
   const event = (type: string, data: Record<string, unknown>): string =>
     `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequenceNumber++, ...data })}\n\n`;
@@ -749,8 +801,18 @@ function* responsesEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
         break;
       }
       case 'toolCall': {
+        if (block.name === 'tool_search') {
+          // Codex's search over its deferred tools, run by the client: one whole item.
+          const id = `ts_fake_${seq}_${index}`;
+          item = { id, type: 'tool_search_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), execution: 'client', status: 'completed', arguments: JSON.parse(block.argChunks.join('')) as unknown };
+          yield event('response.output_item.added', { ...at, item: { ...item, status: 'in_progress' } });
+          break;
+        }
         const id = `fc_fake_${seq}_${index}`;
-        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), name: block.name };
+        // A tool of a namespace (an MCP server's, in Codex) is called by its own name in that namespace.
+        const target = namespaced.get(block.name);
+        const named = target === undefined ? { name: block.name } : { name: target.name, ...(target.namespace === null ? {} : { namespace: target.namespace }) };
+        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), ...named };
         yield event('response.output_item.added', { ...at, item: { ...call, status: 'in_progress', arguments: '' } });
         for (const piece of block.argChunks) yield event('response.function_call_arguments.delta', { item_id: id, ...at, delta: piece });
         if (keepOpen) return;

@@ -453,6 +453,8 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
  * ({@link callToolText}), then says what the tool answered ({@link calledToolAnswer}). The tool is
  * the offered one of that name, or whose name ends with `__<name>` or `_<name>` (an MCP tool, as
  * each agent names them); with none offered, the model says so and which tools it was offered.
+ * When the request offers `tool_search` (Codex, which defers MCP tools behind it), the model
+ * first searches for a tool not offered, with the name as the query.
  */
 function callToolPlan(view: ConversationView): ReplyPlan {
   const asked = CALL_TOOL.exec(view.lastUserText ?? '');
@@ -460,6 +462,8 @@ function callToolPlan(view: ConversationView): ReplyPlan {
   const [, name = '', input = '{}'] = asked;
   if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(calledToolAnswer(view.lastToolResultText ?? '')) }], 'stop');
   const offered = view.toolNames.find((tool) => tool === name || tool.endsWith(`__${name}`) || tool.endsWith(`_${name}`));
+  // Codex defers MCP tools behind its `tool_search`: the model searches for the tool first.
+  if (offered === undefined && view.toolNames.includes('tool_search')) return stream([{ type: 'toolCall', name: 'tool_search', argChunks: argPieces({ query: name, limit: 8 }), seq: view.previousRequestsForModel + 1 }], 'toolUse');
   if (offered === undefined) return stream([{ type: 'text', chunks: splitWords(`No tool ${name} was offered; offered: ${view.toolNames.join(', ')}.`) }], 'stop');
   // Each call its own id: a session's turns call again, and a client takes a repeated id as the same call.
   return stream([{ type: 'toolCall', name: offered, argChunks: argPieces(JSON.parse(input) as Record<string, unknown>), seq: view.previousRequestsForModel + 1 }], 'toolUse');

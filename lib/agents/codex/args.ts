@@ -5,6 +5,7 @@ import { codexAppServerDialect } from './app-server/dialect.js';
 import { codexAppServerProtocol } from './app-server/session.js';
 import type { CodexSessionOptions, RunCodexOptions } from './options.js';
 import { configEntries, configFlag } from './toml.js';
+import { codexMcpConfig } from './mcp.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 import type { JsonSchemaObject } from '../../messages.js';
 
@@ -35,8 +36,8 @@ export function codexRunInvocation(options: RunCodexOptions, prompt: RunPrompt):
   // can be answered and images go as data.
   if (options.transport === 'app-server' || options.permission !== undefined || hasImage(prompt.content)) return { asSession: appServerRun(options, prompt) };
   const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', additionalDirectories = [], skipGitRepoCheck = true, ephemeral = false, transport: _transport, permission: _permission, permissionTimeoutMs: _timeout, ...rest } = options;
-  const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
-  const args = [...executableArgs, 'exec', '--experimental-json', ...flags.config];
+  const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest, false);
+  const args = [...executableArgs, 'exec', '--experimental-json', ...flags.config, ...flags.mcp];
   if (model !== undefined) args.push('--model', model);
   args.push(...flags.provider);
   if (rest.sandbox !== undefined) args.push('--sandbox', rest.sandbox);
@@ -77,7 +78,7 @@ function appServerRun(options: RunCodexOptions, prompt: RunPrompt): { readonly o
  */
 export function codexSessionInvocation(options: CodexSessionOptions): SessionInvocation<CodexSetup> {
   const { session = 'new', ephemeral = false, permission, permissionTimeoutMs, ...rest } = options;
-  const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest);
+  const { executable, executableArgs, flags, model, extraArgs, processOptions } = codexCommon(rest, permission !== undefined);
   const approvalPolicy = rest.approvalPolicy ?? (permission === undefined ? undefined : 'untrusted');
   const settings = {
     ...(model === undefined ? {} : { model }),
@@ -88,7 +89,7 @@ export function codexSessionInvocation(options: CodexSessionOptions): SessionInv
     typeof session === 'object'
       ? { resume: session.resume, settings }
       : { start: { cwd: resolve(processOptions.cwd ?? process.cwd()), ephemeral, ...settings } };
-  const config = [...flags.config, ...flags.provider, ...flags.reasoning, ...flags.retries];
+  const config = [...flags.config, ...flags.mcp, ...flags.provider, ...flags.reasoning, ...flags.retries];
   return {
     executable,
     args: [...executableArgs, 'app-server', ...config, ...extraArgs],
@@ -104,14 +105,17 @@ export function codexSessionInvocation(options: CodexSessionOptions): SessionInv
 interface CodexCommon {
   readonly executable: string | undefined;
   readonly executableArgs: readonly string[];
-  readonly flags: { readonly config: readonly string[]; readonly provider: readonly string[]; readonly reasoning: readonly string[]; readonly retries: readonly string[] };
+  readonly flags: { readonly config: readonly string[]; readonly mcp: readonly string[]; readonly provider: readonly string[]; readonly reasoning: readonly string[]; readonly retries: readonly string[] };
   readonly model: string | undefined;
   readonly extraArgs: readonly string[];
   readonly processOptions: ProcessOptions;
 }
 
-/** What a run and a session share: the rules across options, the configuration flags, and the process options. */
-function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>): CodexCommon {
+/**
+ * What a run and a session share: the rules across options, the configuration flags, and the
+ * process options. `ask`: the MCP servers' tool calls ask first (the session has `permission`).
+ */
+function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>, ask: boolean): CodexCommon {
   const {
     executable,
     executableArgs = [],
@@ -123,6 +127,8 @@ function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>
     config = {},
     agentRetry = true,
     extraArgs = [],
+    mcpServers,
+    tools: _tools,
     ...processOptions
   } = options;
   if (!agentRetry && (provider === undefined || BUILT_IN_PROVIDERS.includes(provider))) {
@@ -133,8 +139,10 @@ function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>
   if (!agentRetry && provider !== undefined && !/^[A-Za-z0-9_-]+$/.test(provider)) {
     throw new TypeError(`agent-rx: agentRetry: false needs a provider id of letters, digits, _ and -, to name its settings; got ${JSON.stringify(provider)}`);
   }
+  const mcp = codexMcpConfig(mcpServers, ask);
   const flags = {
     config: configEntries(config).flatMap((entry) => ['-c', entry]),
+    mcp: mcp.args,
     provider: provider === undefined ? [] : configFlag('model_provider', provider),
     reasoning: reasoningEffort === undefined ? [] : configFlag('model_reasoning_effort', reasoningEffort),
     retries:
@@ -153,6 +161,8 @@ function codexCommon(options: Omit<CodexSessionOptions, 'session' | 'ephemeral'>
       // their own sessions); it prints no terminal event then.
       interrupt: { signal: 'SIGTERM' as const, stdin: null },
       ...processOptions,
+      // The MCP servers' header values: in the environment, never in the arguments.
+      ...(Object.keys(mcp.env).length === 0 ? {} : { env: { ...processOptions.env, ...mcp.env } }),
     },
   };
 }

@@ -98,6 +98,30 @@ import { codexOutputSchemaOverlay } from './setup/output-schema.js';
  * is denied (`deny-all`) and shown in the stream. Its other requests (questions to the user,
  * elicitations) are declined with an `agent.warning`. A run over `app-server` takes no
  * `permission` yet: what Codex asks there is denied.
+ *
+ * MCP servers and host tools (`mcpServers`, `tools`), runs and sessions alike: each server is
+ * `mcp_servers.<name>` of Codex's configuration, set with `-c` (`command`, `args`, `env` for a
+ * stdio server; `url` and `env_http_headers` for an HTTP one). A header's value (the host tools'
+ * token) is never an argument: it goes in a variable of Codex's environment
+ * (`AGENT_RX_CODEX_MCP_<server>_<header>`), which `env_http_headers` names; a stdio server's `env`
+ * values are arguments (`-c`), as Codex takes them. Codex merges `-c` into
+ * the user's configuration, so the servers of their own config.toml stay too (Codex has no way to
+ * drop them short of `--ignore-user-config`, which drops the whole file). Codex offers an MCP
+ * server's tools as a namespace `mcp__<server>` behind its `tool_search` (the model finds them
+ * first); their calls are the `mcp_tool_call` items, named `mcp__<server>__<tool>` in the stream
+ * (kind `other`). Approval: without `permission`, a `trust`ed server's calls are approved without
+ * asking (`default_tools_approval_mode = "approve"`), the others' as Codex's configuration says
+ * (`auto`); with `permission` (sessions and app-server runs), every server's mode is `prompt`:
+ * Codex asks before each call with `mcpServer/elicitation/request` (`codex_approval_kind:
+ * mcp_tool_call`), which goes through the permission channel as tool `mcp__<server>__<tool>`,
+ * input the call's arguments, no `toolCallId` (the request names no item) and no `allow-always`
+ * (Codex offers none); a deny fails the call ("user rejected MCP tool call") and the turn goes
+ * on. `codex exec` asks nothing: it runs every call. Codex gives up on a server that has not
+ * started within its `startup_timeout_sec` and on a call after its `tool_timeout_sec` (settings
+ * of `mcp_servers.<name>`, through `config`). A pending call's HTTP request is dropped on such a
+ * timeout and when Codex exits (SIGTERM: no `notifications/cancelled`); an abort of the turn
+ * (`turn/interrupt`) drops it and sends `notifications/cancelled`. A host tool's signal fires in
+ * each case.
  */
 export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionOptions, CodexSetup, CodexRunSpecOptions> = {
   name: 'codex',
@@ -114,4 +138,5 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
   ],
   recognizesOutput: recognizesCodexOutput,
   setup: { overlay: (setup) => codexOutputSchemaOverlay(setup.outputSchema) },
+  mcp: { runs: true, sessions: true },
 };

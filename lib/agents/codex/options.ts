@@ -84,6 +84,12 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
  * `never` never asks. Without `permission`, what Codex asks is denied (`deny-all`), and said in the
  * stream; Codex's configuration decides whether it asks. `allow-always` is Codex's `acceptForSession` where it offers it (else one
  * `accept`); a deny (`deny-always` too) is `decline`: Codex goes on with the turn.
+ *
+ * `mcpServers` and `tools` become Codex's `mcp_servers` settings (`-c`; header values in its
+ * environment, never in its arguments; the user's own configured servers stay). With
+ * `permission`, Codex asks before every MCP tool call, as tool `mcp__<server>__<tool>`
+ * (`allow` or `deny`); without it, a `trust`ed server's tools (the host tools' among them) run
+ * without asking, and other servers' as Codex's configuration says.
  */
 export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ToolOptions {
   /** The thread: a new one (default), or `{ resume: id }`. */

@@ -36,7 +36,14 @@ const ALL_OFFERED: readonly PermissionDecision[] = ['allow', 'allow-always', 'de
  * - `item/permissions/requestApproval` (the model asks for more sandbox: network, folders):
  *   tool `request_permissions`, kind `other`; allow grants what it asked for the turn,
  *   allow-always for the session, a deny grants nothing;
- * - the legacy `execCommandApproval` and `applyPatchApproval`, as the first two.
+ * - the legacy `execCommandApproval` and `applyPatchApproval`, as the first two;
+ * - `mcpServer/elicitation/request` whose `_meta.codex_approval_kind` is `mcp_tool_call` (Codex
+ *   asks before it calls an MCP tool whose server's `default_tools_approval_mode` is `prompt`):
+ *   tool `mcp__<server>__<tool>` as the stream names the call, input the call's arguments, Codex's
+ *   question as title; allow is `accept`, a deny `decline` (the call fails with "user rejected MCP
+ *   tool call" and the turn goes on). It names no item, so the request has no `toolCallId`, and
+ *   Codex offers no approval for the session: `allow-always` is not among the options. Other
+ *   elicitations (a server's own questions) are no approvals.
  *
  * A deny is `decline` (Codex goes on with the turn); `deny-always` too, as Codex keeps no refusal.
  * `allow-always` is `acceptForSession` (Codex asks no more for the same command or files in this
@@ -55,6 +62,8 @@ export function codexApproval(method: string, params: unknown, fileChanges: File
       return legacyCommandApproval(params);
     case 'applyPatchApproval':
       return legacyPatchApproval(params);
+    case 'mcpServer/elicitation/request':
+      return mcpToolApproval(params);
     default:
       return undefined;
   }
@@ -142,6 +151,19 @@ function describePermissions(network: unknown, fileSystem: unknown): string {
     if (Array.isArray(paths) && paths.length > 0) parts.push(`${words} ${paths.filter((path) => typeof path === 'string').join(', ')}`);
   }
   return parts.length === 0 ? 'more permissions' : parts.join('; ');
+}
+
+function mcpToolApproval(params: unknown): CodexApproval | undefined {
+  const meta = field(params, '_meta');
+  const server = stringOf(field(params, 'serverName'));
+  const toolName = stringOf(field(meta, 'tool_name'));
+  if (field(meta, 'codex_approval_kind') !== 'mcp_tool_call' || server === undefined || toolName === undefined) return undefined;
+  const name = `mcp__${server}__${toolName}`;
+  const input = field(meta, 'tool_params') ?? {};
+  return {
+    request: ask(name, undefined, stringOf(field(params, 'message')) ?? name, input, ['allow', 'deny']),
+    result: (decision) => (decision === 'allow' || decision === 'allow-always' ? { action: 'accept', content: {}, _meta: null } : { action: 'decline', content: null, _meta: null }),
+  };
 }
 
 function legacyCommandApproval(params: unknown): CodexApproval {
