@@ -10,7 +10,7 @@ import { SessionDriver } from './session-driver.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { callToolText, JSON_OK_VALUE, TOUCH_TOOL_COMMAND } from './scenarios.js';
 import * as z from 'zod';
-import { tool, type HostTool } from '../../lib/tools/host-tool.js';
+import { tool } from '../../lib/tools/host-tool.js';
 import { Answer, promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
@@ -249,7 +249,6 @@ describe('prompt parts and typed answers on the real Codex', () => {
 
 describe('MCP servers and host tools on the real Codex', () => {
   const calls: string[] = [];
-  // `ToolOptions.tools` is `HostTool<never>[]`, which a tool of a zod input does not satisfy: a cast.
   const lookup = tool({
     name: 'lookup',
     description: 'Looks up the value of a key',
@@ -258,7 +257,7 @@ describe('MCP servers and host tools on the real Codex', () => {
       calls.push(key);
       return `value of ${key}`;
     },
-  }) as unknown as HostTool<never>;
+  });
   const ask = (key: string): string => `${scenarioMarker('call_tool')}${callToolText('lookup', { key })}`;
 
   toolConformance(() => ({
