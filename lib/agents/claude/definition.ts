@@ -5,6 +5,7 @@ import { claudeExecutable } from './executable.js';
 import { CLAUDE_OPTIONS, type ClaudeCodeRunSpecOptions, type ClaudeCodeSessionOptions, type RunClaudeCodeOptions } from './options.js';
 import { recognizesClaudeOutput } from './recognize.js';
 import { listFlag, sessionFlag } from '../shared/flags.js';
+import { claudeMcpOverlay, type ClaudeSetup } from './setup/mcp-config.js';
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`): `claude -p --output-format stream-json` for runs,
@@ -83,7 +84,7 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * `tool.failed`). Any other control request of the CLI is answered with an error, so it never waits.
  * Runs take no `permission`.
  */
-export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, ClaudeCodeSessionOptions, undefined, ClaudeCodeRunSpecOptions> = {
+export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSetup, ClaudeCodeRunSpecOptions> = {
   name: 'claude',
   displayName: 'Claude Code',
   executable: claudeExecutable,
@@ -96,4 +97,6 @@ export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, Claude
     sessionFlag(['new', 'continue'], 'resume', 'claude: new, continue or an id to resume'),
   ],
   recognizesOutput: recognizesClaudeOutput,
+  setup: { overlay: (setup) => claudeMcpOverlay(setup.mcpServers) },
+  mcp: { runs: true, sessions: true },
 };
