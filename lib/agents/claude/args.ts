@@ -5,7 +5,12 @@ import type { ProcessOptions } from '../../process/options.js';
 import { claudeSessionProtocol } from './session.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 import type { McpServers } from '../../tools/mcp-servers.js';
-import type { ClaudeSetup } from './setup/mcp-config.js';
+
+/** What a Claude Code run or session needs made before it starts: its MCP servers' config file (`setup/mcp-config.ts`). */
+export interface ClaudeSetup {
+  /** The run's MCP servers (the host tools' server among them), written to `mcp.json`. */
+  readonly mcpServers: McpServers;
+}
 
 /**
  * A `runClaudeCode` run's invocation (options already checked): print mode with stream-json output

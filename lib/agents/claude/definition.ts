@@ -1,11 +1,11 @@
 import type { AgentDefinition } from '../definition.js';
-import { claudeRunInvocation, claudeSessionInvocation } from './args.js';
+import { claudeRunInvocation, claudeSessionInvocation, type ClaudeSetup } from './args.js';
 import { claudeDialect } from './dialect.js';
 import { claudeExecutable } from './executable.js';
 import { CLAUDE_OPTIONS, type ClaudeCodeRunSpecOptions, type ClaudeCodeSessionOptions, type RunClaudeCodeOptions } from './options.js';
 import { recognizesClaudeOutput } from './recognize.js';
 import { listFlag, sessionFlag } from '../shared/flags.js';
-import { claudeMcpOverlay, type ClaudeSetup } from './setup/mcp-config.js';
+import { claudeMcpOverlay } from './setup/mcp-config.js';
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`): `claude -p --output-format stream-json` for runs,

@@ -3,12 +3,6 @@ import { join } from 'node:path';
 import type { RunOverlay } from '../../definition.js';
 import type { McpServers } from '../../../tools/mcp-servers.js';
 
-/** What a Claude Code run or session needs made before it starts: its MCP servers' config file. */
-export interface ClaudeSetup {
-  /** The run's MCP servers (the host tools' server among them), written to `mcp.json`. */
-  readonly mcpServers: McpServers;
-}
-
 /** The file's name inside the overlay folder. */
 export const MCP_CONFIG_FILE = 'mcp.json';
 
