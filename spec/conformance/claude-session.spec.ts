@@ -10,6 +10,7 @@ import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { Answer, promptConformance } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -256,6 +257,15 @@ describe('prompt parts and typed answers on the real Claude Code', () => {
         ...(outputSchema === undefined ? {} : { outputSchema }),
       }),
     session: (onStopped) => claudeCodeSession(options(onStopped)),
+  }));
+
+  toolConformance(() => ({
+    name: 'claude',
+    tag: TAG,
+    server,
+    // The shared run cases give no permission (a run's could not be `ask`).
+    run: (prompt, tools) => runClaudeCode({ ...(options(() => undefined) as Omit<ClaudeCodeSessionOptions, 'permission'>), ...(tools as Omit<typeof tools, 'permission'>), prompt }),
+    session: (tools, onStopped) => claudeCodeSession({ ...options(onStopped), ...tools }),
   }));
 
   it('a run with an image and outputSchema is a one-prompt session: the schema is told in the prompt, no StructuredOutput tool; the output is typed', async () => {
