@@ -21,11 +21,12 @@ function made(setup: ClaudeSetup | undefined): { readonly args: readonly string[
   if (overlay === undefined) throw new Error('no overlay');
   const parent = mkdtempSync(join(tmpdir(), 'agent-rx-claude-mcp-spec-'));
   try {
-    const { dir, remove } = overlay.create({}, parent);
+    const created = overlay.create({}, parent);
+    const dir = created.dir;
     const file = join(dir, 'mcp.json');
     const result = { args: overlay.args?.(dir) ?? [], mode: statSync(file).mode & 0o777, dirMode: statSync(dir).mode & 0o777, config: JSON.parse(readFileSync(file, 'utf8')) as unknown };
     expect(result.args).toEqual(['--mcp-config', file, '--strict-mcp-config']);
-    remove();
+    created.remove();
     return { ...result, removed: !existsSync(dir) };
   } finally {
     rmSync(parent, { recursive: true, force: true });
