@@ -1,15 +1,17 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { claudeCodeSession, collectRunResult, runClaudeCode, stopAllRuns, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
+import * as z from 'zod';
+import { claudeCodeSession, collectRunResult, runClaudeCode, stopAllRuns, tool, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
-import { JSON_OK_VALUE, testPng, TOUCH_TOOL_COMMAND } from './scenarios.js';
+import { callToolText, calledToolAnswer, JSON_OK_VALUE, testPng, TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { Answer, promptConformance } from './prompt-suite.js';
+import { NOTES_SERVER, toolConformance } from './tools-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -274,4 +276,51 @@ describe('prompt parts and typed answers on the real Claude Code', () => {
     expect(bodies.some((body) => body.includes('"name":"StructuredOutput"'))).toBe(false);
     expect(bodies[0]).toContain('Answer with a single JSON value that satisfies the JSON Schema below');
   });
+});
+
+describe('host tools and MCP servers on the real Claude Code (--mcp-config, --strict-mcp-config)', () => {
+  toolConformance(() => ({
+    name: 'claude',
+    tag: TAG,
+    server,
+    // The shared run cases give no permission (a run's could not be `ask`).
+    run: (prompt, tools) => runClaudeCode({ ...(options(() => undefined) as Omit<ClaudeCodeSessionOptions, 'permission'>), ...(tools as Omit<typeof tools, 'permission'>), prompt }),
+    session: (tools, onStopped) => claudeCodeSession({ ...options(onStopped), ...tools }),
+  }));
+
+  it("without a permission the host's tools run without asking and the user's own servers stay out; a tool error is a tool.failed", async () => {
+    // The user's servers (~/.claude.json) and the project's (.mcp.json), which Claude Code would start without --strict-mcp-config.
+    const own = createClaudeEnv({ baseUrl: server.baseUrl });
+    let session: SessionDriver | undefined;
+    try {
+      const notes = { command: process.execPath, args: [NOTES_SERVER] };
+      writeFileSync(join(own.home, '.claude.json'), JSON.stringify({ mcpServers: { users: notes } }));
+      writeFileSync(join(own.cwd, '.mcp.json'), JSON.stringify({ mcpServers: { projects: notes } }));
+      const lookup = tool({ name: 'lookup', description: 'Looks an order up', input: z.object({ id: z.string() }), run: ({ id }) => `order ${id}: in the warehouse` });
+      const broken = tool({ name: 'broken', description: 'Fails', input: z.object({}), run: () => Promise.reject(new Error('out of order 5150')) });
+      const from = server.requests.length;
+      session = new SessionDriver((onStopped) => claudeCodeSession({ ...options(onStopped), cwd: own.cwd, env: { ...own.env, ...TAG.env }, tools: [lookup, broken] }));
+      session.send({ type: 'prompt', text: `${scenarioMarker('call_tool')}${callToolText('lookup', { id: 'B-2' })}` });
+      await session.nextOf('turn.completed', 120_000);
+      expect(session.answer(1)).toBe(calledToolAnswer('order B-2: in the warehouse'));
+      expect(session.turn(1).filter((message) => message.type === 'permission.requested')).toEqual([]);
+      expect(session.turn(1)).toContainEqual(expect.objectContaining({ type: 'tool.call', name: 'mcp__host__lookup', kind: 'other' }));
+      expect(session.turn(1)).toContainEqual(expect.objectContaining({ type: 'tool.completed', name: 'mcp__host__lookup' }));
+      session.send({ type: 'prompt', text: `${scenarioMarker('call_tool')}${callToolText('broken', {})}` });
+      await session.nextOf('turn.completed', 120_000);
+      expect(session.turn(2)).toContainEqual(expect.objectContaining({ type: 'tool.failed', name: 'mcp__host__broken', output: expect.stringContaining('out of order 5150') as unknown }));
+      session.end();
+      expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+      const offered = server.requests
+        .slice(from)
+        .flatMap((request) => ((request.body as { tools?: { name: string }[] } | undefined)?.tools ?? []).map((offer) => offer.name))
+        .filter((name) => name.startsWith('mcp__'));
+      expect([...new Set(offered)].sort()).toEqual(['mcp__host__broken', 'mcp__host__lookup']);
+      expect(describeProcesses(await TAG.waitUntilNone(10_000))).toBe('none');
+    } finally {
+      session?.unsubscribe();
+      await TAG.waitUntilNone(10_000);
+      await own.cleanup();
+    }
+  }, 300_000);
 });

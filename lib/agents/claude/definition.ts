@@ -1,10 +1,11 @@
 import type { AgentDefinition } from '../definition.js';
-import { claudeRunInvocation, claudeSessionInvocation } from './args.js';
+import { claudeRunInvocation, claudeSessionInvocation, type ClaudeSetup } from './args.js';
 import { claudeDialect } from './dialect.js';
 import { claudeExecutable } from './executable.js';
 import { CLAUDE_OPTIONS, type ClaudeCodeRunSpecOptions, type ClaudeCodeSessionOptions, type RunClaudeCodeOptions } from './options.js';
 import { recognizesClaudeOutput } from './recognize.js';
 import { listFlag, sessionFlag } from '../shared/flags.js';
+import { claudeMcpOverlay } from './setup/mcp-config.js';
 
 /**
  * Claude Code (`@anthropic-ai/claude-code`): `claude -p --output-format stream-json` for runs,
@@ -82,8 +83,21 @@ import { listFlag, sessionFlag } from '../shared/flags.js';
  * `permission` nothing asks, as before: what Claude Code's rules do not allow is refused (a
  * `tool.failed`). Any other control request of the CLI is answered with an error, so it never waits.
  * Runs take no `permission`.
+ *
+ * **MCP servers and host tools** (runs and sessions): `mcpServers` (the server of host `tools`,
+ * `host`, among them) are written to `mcp.json` in a folder of the run's own (mode 0600: a server's
+ * token is never in the arguments), given as `--mcp-config <file> --strict-mcp-config`, so the
+ * user's own servers (`~/.claude.json`, the project's `.mcp.json`) stay out; such a run gets its
+ * prompt on stdin, as these arguments come last. Claude Code names the tools
+ * `mcp__<server>__<tool>` (kind `other`); a tool's error result (`isError`) is a `tool.failed`.
+ * Without `permission`, a server with `trust: true` (host tools' server then) is allowed as a whole
+ * (`--allowedTools mcp__<name>`); an untrusted server's tools are refused unless `allowedTools`
+ * names them. With `permission`, no server is allowed in advance: each call is a
+ * `permission.requested` for `mcp__<server>__<tool>`. An interrupt while a call is pending ends the
+ * turn at once: Claude Code sends the server `notifications/cancelled`. Its own limit on a call is
+ * `MCP_TOOL_TIMEOUT` (milliseconds, in `env`; by default about 28 hours).
  */
-export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, ClaudeCodeSessionOptions, undefined, ClaudeCodeRunSpecOptions> = {
+export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, ClaudeCodeSessionOptions, ClaudeSetup, ClaudeCodeRunSpecOptions> = {
   name: 'claude',
   displayName: 'Claude Code',
   executable: claudeExecutable,
@@ -96,4 +110,6 @@ export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, Claude
     sessionFlag(['new', 'continue'], 'resume', 'claude: new, continue or an id to resume'),
   ],
   recognizesOutput: recognizesClaudeOutput,
+  setup: { overlay: (setup) => claudeMcpOverlay(setup.mcpServers) },
+  mcp: { runs: true, sessions: true },
 };

@@ -12,7 +12,16 @@ import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OU
  */
 export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string };
 
-/** Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+/**
+ * Options of `runClaudeCode`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through.
+ *
+ * `mcpServers` and host `tools` go in an MCP config file of the run's own (`--mcp-config`, with
+ * `--strict-mcp-config`: the user's configured servers are left out); the prompt then goes on
+ * stdin. Without `permission`, a server with `trust: true` (host tools' server then) is allowed
+ * without asking (`--allowedTools mcp__<name>`), another server's tools are refused unless
+ * `allowedTools` names them (`mcp__orders`, `mcp__orders__lookup`); with `permission`, every call
+ * of an MCP tool asks (`mcp__<server>__<tool>`).
+ */
 export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
@@ -50,6 +59,12 @@ export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOpti
  * the turn goes on. With `permissionMode` `bypassPermissions` or `dontAsk` nothing would ask, so
  * giving `permission` too throws a `TypeError`. Without `permission`, Claude Code decides alone: in
  * this headless mode what its rules do not allow is refused.
+ *
+ * `mcpServers` and host `tools` go as for a run (`--mcp-config <own file> --strict-mcp-config`).
+ * With `permission`, every MCP tool call is a `permission.requested` for `mcp__<server>__<tool>`
+ * (unless `allowedTools` allows it); without it, a server with `trust: true` (host tools' server
+ * then) is allowed as a whole, and another server's tools are refused unless `allowedTools` names
+ * them.
  */
 export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ToolOptions {}
 
