@@ -13,6 +13,7 @@ import { sessionOptionsOf, type ChatSessionOptions } from './chat-command.js';
 import { errorText } from './error-text.js';
 import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations } from './run-command.js';
+import { MCP_CONFIG_HELP } from './mcp-config.js';
 import { onStopSignals } from './stop-signals.js';
 import { answeredUsage, parseArgsProblem } from './usage.js';
 
@@ -27,7 +28,7 @@ options:
   --agent <${AGENT_NAMES.join('|')}>
                           which agent CLI (default pi)
   --model <id>            the model
-${agentFlagHelp('session')}  --executable <path>     the agent executable (default: the agent's own, on PATH)
+${agentFlagHelp('session')}${MCP_CONFIG_HELP}  --executable <path>     the agent executable (default: the agent's own, on PATH)
   --no-agent-retry        switch off the agent's own retries
   --idle-timeout <duration>
                           abort a turn when the agent prints nothing for this long

@@ -22,6 +22,7 @@ import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
 import { parseArgsProblem } from './usage.js';
 import { APPROVE_HELP, approvePolicy } from './approve.js';
+import { MCP_CONFIG_HELP, readMcpConfig } from './mcp-config.js';
 import type { PermissionCallback } from '../operators/permission-policy.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
@@ -46,7 +47,7 @@ options:
                           the answer must be JSON satisfying this JSON Schema: the run shows on
                           stderr, and at the end stdout gets the validated answer as JSON; an answer
                           that does not satisfy it fails the run (output-schema, its issues shown)
-${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
+${MCP_CONFIG_HELP}${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
 ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
   --idle-timeout <duration>
@@ -144,6 +145,7 @@ export const AGENT_OPTIONS = {
   grace: { type: 'string' },
   'idle-timeout': { type: 'string' },
   approve: { type: 'string' },
+  'mcp-config': { type: 'string' },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -210,6 +212,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
     }
+    if (values['mcp-config'] !== undefined) return { kind: 'usage-error', message: "--mcp-config cannot be given with --fleet: a fleet run's MCP servers are the worker's (serveRuns({ mcpServers }))" };
     const own = agentFlagValues(agent, values, 'run');
     if (typeof own === 'string') return { kind: 'usage-error', message: own };
     const { gracePeriodMs: _grace, ...times } = limits;
@@ -254,12 +257,16 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   }
   const own = agentFlagValues(agent, values, 'run');
   if (typeof own === 'string') return { kind: 'usage-error', message: own };
+  // A replay runs nothing: no server is started.
+  const mcpServers = values['mcp-config'] === undefined || replay !== undefined ? undefined : readMcpConfig(values['mcp-config']);
+  if (typeof mcpServers === 'string') return { kind: 'usage-error', message: mcpServers };
   const definition = agentByName(agent);
   // A replay needs no prompt; the sources still require one.
   const options = {
     prompt: prompt === '' ? '(replay)' : attachments.length === 0 ? prompt : [prompt, ...attachments.map(({ part }) => part)],
     ...(outputSchema === undefined || replay !== undefined ? {} : { outputSchema: outputSchema.schema }),
     ...flagged(values),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(values.executable === undefined ? {} : { executable: values.executable }),
     ...limits,
     ...own,
