@@ -14,11 +14,11 @@ export const MCP_CONFIG_HELP = `  --mcp-config <file.json>
 `;
 
 /** The servers of an `--mcp-config` file, or what is wrong with it (in the flag's words). */
-export function readMcpConfig(path: string): McpServers | string {
+export function readMcpConfig(path: string, read: (path: string) => string = (file) => readFileSync(file, 'utf8')): McpServers | string {
   const flag = `--mcp-config ${path}`;
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = read(path);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     return `${flag} cannot be read${typeof code === 'string' ? ` (${code})` : ''}`;
