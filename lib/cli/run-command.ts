@@ -60,6 +60,8 @@ ${APPROVE_HELP}  --json                  one message per line (NDJSON), for jq a
   --fleet <redis-url>     dispatch the run to the fleet's workers (agent-rx worker) instead of
                           running it here; the agent's executable and settings are the worker's;
                           --approve is applied on the worker (ask: the question comes here)
+  --mcp-server <name>     with --fleet: an MCP server of the worker's (agent-rx worker
+                          --mcp-config) for the run; repeatable
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -169,6 +171,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
         image: { type: 'string', multiple: true },
         file: { type: 'string', multiple: true },
         'output-schema': { type: 'string' },
+        'mcp-server': { type: 'string', multiple: true },
       },
       tokens: true,
     });
@@ -223,7 +226,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     } catch (error) {
       return { kind: 'usage-error', message: inFlags(errorText(error), attachments) };
     }
-    const options = { prompt: specPrompt, ...flagged(values), ...times, ...own, ...(outputSchema === undefined ? {} : { outputSchema: outputSchema.schema }) };
+    const named = values['mcp-server'] === undefined ? {} : { mcpServers: values['mcp-server'] };
+    const options = { prompt: specPrompt, ...flagged(values), ...times, ...own, ...named, ...(outputSchema === undefined ? {} : { outputSchema: outputSchema.schema }) };
     // A preset is the worker's to apply; `ask` makes the worker ask here, through the run's stream.
     const ask = typeof permission === 'function' ? permission : undefined;
     let spec: RunSpec;
@@ -237,6 +241,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, spec, stop, ...given };
   }
+  if (values['mcp-server'] !== undefined) return { kind: 'usage-error', message: "--mcp-server names a fleet worker's MCP server: it needs --fleet (here, give servers with --mcp-config)" };
   let notice: string | undefined;
   if (replay !== undefined) {
     const attached = attachments[0];

@@ -73,11 +73,17 @@ describe('--mcp-config', () => {
     expect(request.optionsFor({ cwd: '/srv', mcpServers: {}, acpMcpServers: [], skippedMcpServers: [], permission: 'ask' })['mcpServers']).toEqual(SERVERS);
   });
 
-  it('is refused with --fleet (the worker has the servers), and not read for a replay', () => {
+  it('is refused with --fleet (the worker has the servers: --mcp-server names them), and not read for a replay', () => {
     expect(parseRunArgs(['--fleet', 'redis://127.0.0.1:6379', '--mcp-config', CONFIG, 'hi'])).toEqual({
       kind: 'usage-error',
       message: "--mcp-config cannot be given with --fleet: a fleet run's MCP servers are the worker's (serveRuns({ mcpServers }))",
     });
+    // With --fleet, the run names the worker's servers (--mcp-server); without, that flag is refused.
+    const fleet = parseRunArgs(['--fleet', 'redis://127.0.0.1:6379', '--mcp-server', 'docs', '--mcp-server', 'wiki', 'hi']);
+    expect(fleet).toMatchObject({ kind: 'run', spec: { agent: 'pi', options: { prompt: 'hi', mcpServers: ['docs', 'wiki'] } } });
+    if (fleet.kind === 'run') void fleet.stop?.();
+    expect(parseRunArgs(['--fleet', 'redis://127.0.0.1:6379', '--mcp-server', 'a b', 'hi'])).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/options\.mcpServers\.0 names must start with a letter/) });
+    expect(parseRunArgs(['--mcp-server', 'docs', 'hi'])).toEqual({ kind: 'usage-error', message: "--mcp-server names a fleet worker's MCP server: it needs --fleet (here, give servers with --mcp-config)" });
     const recording = file('replay.jsonl', '');
     expect(parseRunArgs(['--replay', recording, '--mcp-config', join(folder, 'missing.json')]).kind).toBe('run');
   });
