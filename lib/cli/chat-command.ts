@@ -12,6 +12,7 @@ import { inFlagWords } from './flag-words.js';
 import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } from './run-command.js';
 import { parseArgsProblem } from './usage.js';
 import { APPROVE_HELP, approvePolicy } from './approve.js';
+import { MCP_CONFIG_HELP, readMcpConfig } from './mcp-config.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
@@ -39,7 +40,7 @@ ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
                           abort a turn when the agent prints nothing for this long (the turn fails: timeout)
   --grace <duration>      how long the agent may take to end a turn on an abort, to exit at the end,
                           or to stop before it is killed (default 2s)
-${APPROVE_HELP}  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
+${MCP_CONFIG_HELP}${APPROVE_HELP}  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -161,6 +162,7 @@ export interface AgentOptionValues {
   readonly grace?: string | undefined;
   readonly 'idle-timeout'?: string | undefined;
   readonly approve?: string | undefined;
+  readonly 'mcp-config'?: string | undefined;
   readonly [flag: string]: unknown;
 }
 
@@ -176,7 +178,10 @@ export function sessionOptionsOf(values: AgentOptionValues, agent: AgentName): C
   // `ask`: the chat answers each request with a command, as its user types it.
   const permission = approvePolicy(values.approve, 'ask');
   if (typeof permission === 'object') return permission.problem;
+  const mcpServers = values['mcp-config'] === undefined ? undefined : readMcpConfig(values['mcp-config']);
+  if (typeof mcpServers === 'string') return mcpServers;
   return {
+    ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(permission === undefined ? {} : { permission }),
     ...(values.executable === undefined ? {} : { executable: executablePath(values.executable) }),
     ...(values.model === undefined ? {} : { model: values.model }),

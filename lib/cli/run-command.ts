@@ -22,6 +22,7 @@ import { fleetRun } from './fleet-run.js';
 import { detectRecordingAgent, replayFile } from './replay.js';
 import { parseArgsProblem } from './usage.js';
 import { APPROVE_HELP, approvePolicy } from './approve.js';
+import { MCP_CONFIG_HELP, readMcpConfig } from './mcp-config.js';
 import type { PermissionCallback } from '../operators/permission-policy.js';
 
 export const RUN_USAGE = `usage: agent-rx run [options] <prompt>
@@ -46,7 +47,7 @@ options:
                           the answer must be JSON satisfying this JSON Schema: the run shows on
                           stderr, and at the end stdout gets the validated answer as JSON; an answer
                           that does not satisfy it fails the run (output-schema, its issues shown)
-${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
+${MCP_CONFIG_HELP}${agentFlagHelp('run')}  --cwd <dir>             where the agent works (default: here)
 ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --timeout <duration>    stop the agent when the whole run takes longer (the run fails: timeout)
   --idle-timeout <duration>
@@ -59,6 +60,8 @@ ${APPROVE_HELP}  --json                  one message per line (NDJSON), for jq a
   --fleet <redis-url>     dispatch the run to the fleet's workers (agent-rx worker) instead of
                           running it here; the agent's executable and settings are the worker's;
                           --approve is applied on the worker (ask: the question comes here)
+  --mcp-server <name>     with --fleet: an MCP server of the worker's (agent-rx worker
+                          --mcp-config) for the run; repeatable
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -144,6 +147,7 @@ export const AGENT_OPTIONS = {
   grace: { type: 'string' },
   'idle-timeout': { type: 'string' },
   approve: { type: 'string' },
+  'mcp-config': { type: 'string' },
   'no-color': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -167,6 +171,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
         image: { type: 'string', multiple: true },
         file: { type: 'string', multiple: true },
         'output-schema': { type: 'string' },
+        'mcp-server': { type: 'string', multiple: true },
       },
       tokens: true,
     });
@@ -210,6 +215,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     for (const flag of ['executable', 'grace', 'replay'] as const) {
       if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
     }
+    if (values['mcp-config'] !== undefined) return { kind: 'usage-error', message: "--mcp-config cannot be given with --fleet: a fleet run's MCP servers are the worker's (serveRuns({ mcpServers }))" };
     const own = agentFlagValues(agent, values, 'run');
     if (typeof own === 'string') return { kind: 'usage-error', message: own };
     const { gracePeriodMs: _grace, ...times } = limits;
@@ -220,7 +226,8 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     } catch (error) {
       return { kind: 'usage-error', message: inFlags(errorText(error), attachments) };
     }
-    const options = { prompt: specPrompt, ...flagged(values), ...times, ...own, ...(outputSchema === undefined ? {} : { outputSchema: outputSchema.schema }) };
+    const named = values['mcp-server'] === undefined ? {} : { mcpServers: values['mcp-server'] };
+    const options = { prompt: specPrompt, ...flagged(values), ...times, ...own, ...named, ...(outputSchema === undefined ? {} : { outputSchema: outputSchema.schema }) };
     // A preset is the worker's to apply; `ask` makes the worker ask here, through the run's stream.
     const ask = typeof permission === 'function' ? permission : undefined;
     let spec: RunSpec;
@@ -234,6 +241,7 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
     stop = run.stop;
     return { kind: 'run', agent, prompt, json: values.json, color: values['no-color'] ? false : undefined, replay, limits, source, fleet, spec, stop, ...given };
   }
+  if (values['mcp-server'] !== undefined) return { kind: 'usage-error', message: "--mcp-server names a fleet worker's MCP server: it needs --fleet (here, give servers with --mcp-config)" };
   let notice: string | undefined;
   if (replay !== undefined) {
     const attached = attachments[0];
@@ -254,12 +262,16 @@ export function parseRunArgs(argv: readonly string[], input: RunInput = {}): Run
   }
   const own = agentFlagValues(agent, values, 'run');
   if (typeof own === 'string') return { kind: 'usage-error', message: own };
+  // A replay runs nothing: no server is started.
+  const mcpServers = values['mcp-config'] === undefined || replay !== undefined ? undefined : readMcpConfig(values['mcp-config']);
+  if (typeof mcpServers === 'string') return { kind: 'usage-error', message: mcpServers };
   const definition = agentByName(agent);
   // A replay needs no prompt; the sources still require one.
   const options = {
     prompt: prompt === '' ? '(replay)' : attachments.length === 0 ? prompt : [prompt, ...attachments.map(({ part }) => part)],
     ...(outputSchema === undefined || replay !== undefined ? {} : { outputSchema: outputSchema.schema }),
     ...flagged(values),
+    ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(values.executable === undefined ? {} : { executable: values.executable }),
     ...limits,
     ...own,

@@ -6,7 +6,9 @@ import * as z from 'zod';
 import { AGENT_NAMES, isAgentName, type AgentName } from '../agent-table.js';
 import type { RunServer, ServeRunsOptions, WorkerAgents, WorkerRunEvent } from '../fleet.js';
 import { redisUrlProblem } from '../fleet/connection.js';
+import { McpServersSchema, type McpServers } from '../tools/mcp-servers.js';
 import { directoryProblem } from './checks.js';
+import { readMcpConfig } from './mcp-config.js';
 import { parseDuration } from './duration.js';
 import { errorText } from './error-text.js';
 import { joinDashValues } from './run-command.js';
@@ -26,7 +28,8 @@ options:
                           unix:///path/to/redis.sock
   --config <file>         a JSON file of these settings; flags win:
                           { "redis", "concurrency", "agents": { "pi": { "executable": "/usr/bin/pi" } },
-                            "allowCwd": ["/srv/work"], "name", "queue", "drain", "heartbeat", "heartbeatTtl" }
+                            "allowCwd": ["/srv/work"], "mcpServers": { "docs": { "command": "docs-mcp" } },
+                            "name", "queue", "drain", "heartbeat", "heartbeatTtl" }
   --concurrency <n>       runs at once (default 1)
   --agents <list>         the agents it runs, comma-separated: ${AGENT_NAMES.join(', ')} (default pi)
   --executable <agent>=<path>
@@ -34,6 +37,10 @@ options:
   --allow-cwd <dir>       a folder runs may ask to work in, with what is inside it (repeatable); a
                           run that asks for none works in the first; without any, runs work in this
                           folder and a run that asks for one is refused
+  --mcp-config <file.json>
+                          the MCP servers runs may name (a spec's mcpServers: ["docs"]), in
+                          Claude Code's form: { "mcpServers": { "docs": { "command": "docs-mcp" } } };
+                          a run that names another is refused. Default: none
   --name <name>           this worker's name, unique in the fleet (default <hostname>-<pid>); a
                           worker that starts under a name kills what a killed one of that name left
   --queue <name>          the queue (default agent-rx)
@@ -53,6 +60,8 @@ export interface WorkerSettings {
   readonly concurrency: number;
   readonly agents: WorkerAgents;
   readonly allowCwd: readonly string[];
+  /** The MCP servers its runs may name (`serveRuns({ mcpServers })`). */
+  readonly mcpServers: McpServers;
   readonly name: string | undefined;
   readonly queue: string | undefined;
   readonly drainMs: number;
@@ -79,6 +88,7 @@ const ConfigSchema = z.strictObject({
   concurrency: z.number().int().min(1).optional(),
   agents: z.partialRecord(z.enum(AGENT_NAMES as [AgentName, ...AgentName[]]), AgentSettingsSchema).optional(),
   allowCwd: z.array(z.string().min(1)).optional(),
+  mcpServers: McpServersSchema.optional(),
   name: z.string().min(1).optional(),
   queue: z.string().min(1).optional(),
   drain: duration.optional(),
@@ -104,6 +114,7 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
         agents: { type: 'string' },
         executable: { type: 'string', multiple: true },
         'allow-cwd': { type: 'string', multiple: true },
+        'mcp-config': { type: 'string' },
         name: { type: 'string' },
         queue: { type: 'string' },
         drain: { type: 'string' },
@@ -179,6 +190,8 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
     if (ms === null || (key !== 'drain' && ms === 0)) return usageError(`--${flag} must be a duration such as 500ms, 30s or 2m; got '${String(given)}'`);
     limits[key] = ms;
   }
+  const mcpServers = values['mcp-config'] === undefined ? ((config.mcpServers as McpServers | undefined) ?? {}) : readMcpConfig(values['mcp-config'], read);
+  if (typeof mcpServers === 'string') return usageError(mcpServers);
   return {
     kind: 'worker',
     settings: {
@@ -186,6 +199,7 @@ export function parseWorkerArgs(argv: readonly string[], read: (path: string) =>
       concurrency,
       agents,
       allowCwd,
+      mcpServers,
       name: values.name ?? config.name,
       queue: values.queue ?? config.queue,
       drainMs: limits.drain ?? 30_000,
@@ -243,6 +257,7 @@ async function start(settings: WorkerSettings, say: (line: Record<string, unknow
     concurrency: settings.concurrency,
     agents: settings.agents,
     resolveCwd: settings.allowCwd.length === 0 ? fleet.workerFolderOnly : fleet.allowWorkingDirectories(settings.allowCwd),
+    mcpServers: settings.mcpServers,
     ...(settings.name === undefined ? {} : { workerName: settings.name }),
     ...(settings.queue === undefined ? {} : { queue: settings.queue }),
     ...(settings.heartbeatMs === undefined ? {} : { heartbeatMs: settings.heartbeatMs }),

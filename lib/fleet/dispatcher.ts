@@ -81,6 +81,10 @@ export interface RunDispatcher {
    * subscription sends the same bytes. A part the agent cannot take is refused by the worker,
    * in-band: `terminal.failed` (`setup`) with the agent's `TypeError` naming the part.
    *
+   * Tools: `options.mcpServers` names servers of the worker's (`serveRuns({ mcpServers })`); a
+   * worker that does not offer one refuses the run in-band (`setup`). Host tools (`tool(...)`)
+   * are functions of this process and cannot cross Redis: a `TypeError` now.
+   *
    * `outputSchema`: the worker validates the answer against the JSON Schema (its
    * `terminal.completed.output`, else `terminal.failed` with `output-schema`); a zod schema is
    * checked again here, on the worker's value, so that `output` is typed through it and holds

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import type { Holds, Same } from '../same-type.js';
 import type { AgentDefinition } from '../agents/definition.js';
 import { describeIssue, RUN_PERMISSION_OPTIONS } from '../agents/shared/option-schemas.js';
+import { isHostTool } from '../tools/host-tool.js';
 import { AGENT_NAMES, AGENTS, type AgentName, type AgentRunOptions } from '../agent-table.js';
 
 /**
@@ -52,6 +53,7 @@ export interface AgentRunSpec<N extends AgentName> {
  *
  * ```ts
  * const spec: RunSpec = { agent: 'pi', options: { prompt: 'Fix the failing test', cwd: '/srv/work/app' } };
+ * const withDocs: RunSpec = { agent: 'claude', options: { prompt: 'Answer from the docs', mcpServers: ['docs'] } }; // the worker's server "docs"
  * ```
  *
  * It is plain JSON, as it travels through Redis: the prompt is text, and images as base64 `data`
@@ -81,7 +83,9 @@ export const RunSpecSchema: z.ZodType<RunSpec, RunSpec> = z.discriminatedUnion(
  * plain JSON: its prompt holds text, and images as base64 `data` with their `mimeType`; its
  * `outputSchema` is a JSON Schema object. One that still holds an image by path, bytes, a file
  * part or a zod schema (what `dispatcher.run` reads and converts on the caller's machine, see
- * `toRunSpec`) is refused, saying so: a worker never reads a caller's paths.
+ * `toRunSpec`) is refused, saying so: a worker never reads a caller's paths. So are host tools
+ * (`tool(...)`: functions of the caller's process) and `mcpServers` given as configs: a spec names
+ * the worker's MCP servers (`mcpServers: ['docs']`), which the worker resolves.
  *
  * @example
  * checkRunSpec({ agent: 'pi', options: { prompt: 'Fix the failing test' } }); // a RunSpec
@@ -110,8 +114,14 @@ const MADE_BY_DISPATCHER = 'createRunDispatcher().run (or toRunSpec) reads it on
 function notCarried(value: unknown): string | null {
   const options = typeof value === 'object' && value !== null ? (value as { readonly options?: unknown }).options : undefined;
   if (typeof options !== 'object' || options === null) return null;
-  const { prompt, outputSchema } = options as { readonly prompt?: unknown; readonly outputSchema?: unknown };
+  const { prompt, outputSchema, tools, mcpServers } = options as { readonly prompt?: unknown; readonly outputSchema?: unknown; readonly tools?: unknown; readonly mcpServers?: unknown };
   if (outputSchema instanceof z.ZodType) return 'options.outputSchema is a zod schema: a spec carries its JSON Schema (createRunDispatcher().run, or toRunSpec, makes it)';
+  if (Array.isArray(tools) && (tools as readonly unknown[]).some(isHostTool)) {
+    return "options.tools holds host tools (tool(...)): their functions run in the caller's process and cannot cross Redis; give the worker an MCP server (serveRuns({ mcpServers })) and name it in options.mcpServers";
+  }
+  if (typeof mcpServers === 'object' && mcpServers !== null && !Array.isArray(mcpServers)) {
+    return `options.mcpServers names servers of the worker's (an array of names, e.g. ${JSON.stringify(Object.keys(mcpServers).slice(0, 2))}): what a server is (its command, its URL) is the worker's (serveRuns({ mcpServers }))`;
+  }
   if (!Array.isArray(prompt)) return null;
   for (const [index, part] of (prompt as readonly unknown[]).entries()) {
     if (typeof part !== 'object' || part === null) continue;

@@ -4,6 +4,7 @@ import type { CliMessage } from '../messages.js';
 import type { PermissionCallback } from '../operators/permission-policy.js';
 import type { StopReport } from '../process/options.js';
 import { runAgent } from '../sources/run-agent.js';
+import type { McpServers } from '../tools/mcp-servers.js';
 import type { RunSpec } from './run-spec.js';
 
 /** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
@@ -20,8 +21,30 @@ export type WorkerAgents = { readonly [N in AgentName]?: Partial<Omit<AgentRunOp
  * worker's marker. The spec's `permission` (over the worker's setting, if any) is given to the run
  * as it is, or for `ask` as `ask`: the callback that waits for a caller's answer.
  */
-export function agentSource(agents: WorkerAgents, workerName: string, spec: RunSpec, cwd: string, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage> {
-  const own: { readonly env?: Readonly<Record<string, string | undefined>> } | undefined = agents[spec.agent];
+export function agentSource(agents: WorkerAgents, workerName: string, spec: RunSpec, given: WorkerGiven, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage> {
+  return runAgent(agentByName(spec.agent), agentRunOptions(agents, workerName, spec, given, onStopped, ask));
+}
+
+/** What a worker decided of a run: its folder, and the MCP servers its spec names (from the worker's catalog). */
+export interface WorkerGiven {
+  readonly cwd: string;
+  readonly mcpServers: McpServers;
+}
+
+/**
+ * The options of a spec's run on this worker (see {@link agentSource}): the worker's settings for
+ * the agent, the spec's choices, the folder and MCP servers the worker resolved (added to the
+ * agent's own settings' `mcpServers`), and the worker's marker.
+ */
+export function agentRunOptions(
+  agents: WorkerAgents,
+  workerName: string,
+  spec: RunSpec,
+  given: WorkerGiven,
+  onStopped: (report: StopReport) => void,
+  ask: PermissionCallback,
+): Readonly<Record<string, unknown>> {
+  const own: { readonly env?: Readonly<Record<string, string | undefined>>; readonly mcpServers?: McpServers | undefined } | undefined = agents[spec.agent];
   if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
   const env = { ...own.env, [WORKER_ENV]: workerName };
   const permission = {
@@ -30,5 +53,8 @@ export function agentSource(agents: WorkerAgents, workerName: string, spec: RunS
   };
   // The spec was checked for that agent, and the worker's settings are that agent's (`WorkerAgents`);
   // the run checks the whole against the agent's schema.
-  return runAgent(agentByName(spec.agent), { ...own, ...spec.options, ...permission, cwd, env, onStopped });
+  const { mcpServers: _names, ...chosen } = spec.options;
+  const servers = { ...own.mcpServers, ...given.mcpServers };
+  const mcpServers = Object.keys(servers).length === 0 ? {} : { mcpServers: servers };
+  return { ...own, ...chosen, ...mcpServers, ...permission, cwd: given.cwd, env, onStopped };
 }

@@ -1,7 +1,9 @@
 import type { Job } from 'bullmq';
 import { hostname } from 'node:os';
 import { sweepMarked } from '../process/sweep.js';
+import type { McpServers } from '../tools/mcp-servers.js';
 import { workerFolderOnly } from './cwd.js';
+import { checkMcpCatalog, offeredMcpServers } from './mcp-catalog.js';
 import { closeWorker, DrainDeadline, JobLedger } from './drain.js';
 import { fleetFailure } from './failure.js';
 import { guardOnError, type ErrorReport } from './on-error.js';
@@ -34,6 +36,14 @@ export interface ServeRunsOptions extends FleetOptions {
    * `allowWorkingDirectories([...])` allows some.
    */
   readonly resolveCwd?: (requested: string | undefined) => string;
+  /**
+   * The MCP servers this worker's runs may use, by name: a spec names those it wants
+   * (`options.mcpServers: ['docs']`) and its run is given them (with the agent's own settings'
+   * `mcpServers`, if any). A spec that names one not here is refused (`terminal.failed`, reason
+   * `setup`), as a refused folder is. Default: none. What a server is (its command, URL, headers,
+   * `trust`) is the worker's: callers only name it.
+   */
+  readonly mcpServers?: McpServers;
   /** Unique in the fleet; its leftovers are swept at start. Default `<hostname>-<pid>`. */
   readonly workerName?: string;
   /** How often a run's heartbeat is renewed. Default 1000. */
@@ -84,7 +94,8 @@ export interface RunServer {
  *
  * What runs each agent (its executable, environment, configuration) is decided here, in `agents`,
  * never by the caller; a run's `cwd` is only a request, which `resolveCwd` may refuse (by default
- * every requested folder is refused: see {@link allowWorkingDirectories}). A spec's `permission`
+ * every requested folder is refused: see {@link allowWorkingDirectories}); so are the MCP servers a
+ * spec names: only those of the worker's `mcpServers`. A spec's `permission`
  * (over the worker's own `permission` for the agent, if any) is the run's: a preset is decided
  * here; `ask` holds each request until a caller's answer comes (a pub/sub message, or the run's
  * answers key read with each heartbeat) or the spec's `permissionTimeoutMs` (default 5 minutes)
@@ -103,6 +114,7 @@ export interface RunServer {
  *   concurrency: 8,
  *   agents: { pi: { executable: '/usr/local/bin/pi' }, claude: {} },
  *   resolveCwd: allowWorkingDirectories(['/srv/work']),
+ *   mcpServers: { docs: { command: 'docs-mcp', args: ['--root', '/srv/docs'], trust: true } }, // a spec may name 'docs'
  * });
  * process.once('SIGTERM', () => void worker.close({ drainMs: 30_000 }).then(() => process.exit(0)));
  */
@@ -131,6 +143,7 @@ class RunWorker implements RunServer {
 
   constructor(options: ServeRunsOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new TypeError(`agent-rx: concurrency must be an integer >= 1; got ${String(options.concurrency)}`);
+    const mcpCatalog = checkMcpCatalog(options.mcpServers);
     this.#report = guardOnError(options.onError, 'serveRuns');
     this.#options = options;
     this.workerName = options.workerName ?? `${hostname()}-${String(process.pid)}`;
@@ -160,7 +173,10 @@ class RunWorker implements RunServer {
       tell: (event) => {
         this.#tell(event);
       },
-      source: (spec, onStopped, ask) => agentSource(options.agents, this.workerName, spec, (options.resolveCwd ?? workerFolderOnly)(spec.options.cwd), onStopped, ask),
+      source: (spec, onStopped, ask) => {
+        const cwd = (options.resolveCwd ?? workerFolderOnly)(spec.options.cwd);
+        return agentSource(options.agents, this.workerName, spec, { cwd, mcpServers: offeredMcpServers(mcpCatalog, spec.options.mcpServers) }, onStopped, ask);
+      },
     };
     this.ready = this.#start(connection);
   }

@@ -6,13 +6,23 @@ import * as z from 'zod';
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import { IMAGE_MIME_TYPES, type ImageMimeType, type PermissionDecision, type PermissionRequested, type PromptFields, type PromptPart, type SessionCommand, type SessionMessage, type StopReason, type TurnFailed, type Usage } from '../messages.js';
 import { fileBlock } from '../operators/prompt-parts.js';
+import { fromAcpMcpServers, type McpServers } from '../tools/mcp-servers.js';
 
 /** What a new ACP session asks for: its working directory and MCP servers, and how its permission requests reach the editor. */
 export interface AcpSessionRequest {
   /** The session's working directory (absolute), as the client sent it. */
   readonly cwd: string;
-  /** The MCP servers the client asks the session to use. */
-  readonly mcpServers: readonly acp.McpServer[];
+  /**
+   * The MCP servers the client asks the session to use, by name, as agent-rx sessions take them
+   * (`piSession({ cwd, permission, mcpServers })`): the client's `session/new` servers made into
+   * {@link McpServers} (`fromAcpMcpServers`). SSE servers are left out (no agent here takes
+   * them): named in `skippedMcpServers`, and the editor is told with a notice.
+   */
+  readonly mcpServers: McpServers;
+  /** The client's servers as it sent them (ACP's form). */
+  readonly acpMcpServers: readonly acp.McpServer[];
+  /** The names of the client's SSE servers, left out of `mcpServers`. */
+  readonly skippedMcpServers: readonly string[];
   /**
    * The permission policy that lets the editor decide: `'ask'`. Given to the session
    * (`piSession({ cwd, permission })`), each of its `permission.requested` is asked of the editor
@@ -43,6 +53,11 @@ export interface ServeAcpOptions {
    * none, and the prompt is answered with that error.
    */
   readonly images?: boolean;
+  /**
+   * Whether the sessions take MCP servers over HTTP: `mcpCapabilities.http` in `initialize` (an
+   * editor sends http servers only when it is true; stdio servers always). Default false.
+   */
+  readonly mcpHttp?: boolean;
 }
 
 /** A running ACP server (from {@link serveAcp}). */
@@ -71,8 +86,10 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
 /**
  * Serves agent-rx sessions as an Agent Client Protocol agent on stdio (or the given streams),
  * through the ACP SDK: an editor talks ACP, each of its sessions is an agent-rx session.
- * - `session/new` subscribes a session (`createSession`), and answers once the agent announced
- *   its session (an agent that could not start answers with an error);
+ * - `session/new` subscribes a session (`createSession`, given the client's MCP servers by name:
+ *   stdio, and http when `mcpHttp` says the sessions take it; an SSE server is left out and the
+ *   editor told with a notice), and answers once the agent announced its session (an agent that
+ *   could not start answers with an error);
  * - `session/prompt` is a `prompt` command, its blocks made into the command's text and parts
  *   (`acpPromptFields`: text, images, embedded resources as `<file>` text, `file://` links as
  *   files; a block of any other kind refuses the prompt); it answers when that prompt's turn ends: `end_turn`,
@@ -96,8 +113,9 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  *
  * @example
  * // A script an editor starts: it talks ACP on stdin and stdout, and each of the editor's sessions
- * // is a pi session in the folder the editor asked for, whose tool calls the editor approves.
- * const server = serveAcp(({ cwd, permission }) => piSession({ cwd, permission }));
+ * // is a Claude Code session in the folder the editor asked for, with the editor's MCP servers,
+ * // whose tool calls the editor approves.
+ * const server = serveAcp(({ cwd, permission, mcpServers }) => claudeCodeSession({ cwd, permission, mcpServers }), { mcpHttp: true });
  * await server.closed; // the editor closed the connection: every session was stopped
  */
 export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOptions = {}): AcpServer {
@@ -112,17 +130,26 @@ export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOpti
         loadSession: false,
         // Embedded resources are given to the agent as text (`<file>` blocks): every agent takes them.
         promptCapabilities: { image: options.images === true, audio: false, embeddedContext: true },
+        mcpCapabilities: { http: options.mcpHttp === true, sse: false },
         _meta: { 'agent-rx': { steer: ACP_STEER_METHOD, followUp: ACP_FOLLOW_UP_METHOD } },
       },
       agentInfo: { name: options.name ?? 'agent-rx', title: options.title ?? 'agent-rx', version: VERSION },
       authMethods: [],
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-      const session = new BridgedSession(createSession({ cwd: params.cwd, mcpServers: params.mcpServers, permission: 'ask' }), client);
+      const { servers, skipped } = fromAcpMcpServers(params.mcpServers);
+      const request: AcpSessionRequest = { cwd: params.cwd, mcpServers: servers, acpMcpServers: params.mcpServers, skippedMcpServers: skipped, permission: 'ask' };
+      const session = new BridgedSession(createSession(request), client);
       const sessionId = await session.started;
       sessions.set(sessionId, session);
       void session.ended.then(() => sessions.delete(sessionId));
-      return { sessionId };
+      // After the answer: the editor knows the session by then.
+      if (skipped.length > 0) {
+        setImmediate(() => {
+          session.notice(`MCP servers over SSE are not supported: left out: ${skipped.join(', ')}`, 'Give them as stdio or http (streamable HTTP) servers.');
+        });
+      }
+      return { sessionId, ...(skipped.length > 0 ? { _meta: { 'agent-rx': { skippedMcpServers: skipped } } } : {}) };
     })
     .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => sessionOf(sessions, params.sessionId).prompt(params.prompt, signal))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
@@ -337,6 +364,11 @@ class BridgedSession {
         if (update !== null) this.#notify(update);
       }
     }
+  }
+
+  /** A warning for the editor (a `notice` update). */
+  notice(title: string, description: string): void {
+    this.#notify({ sessionUpdate: 'notice', severity: 'warning', title, description });
   }
 
   #notify(update: acp.SessionUpdate): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { AGENT_NAMES, agentByName } from '../../lib/agent-table.js';
 import { ACP_USAGE, parseAcpArgs } from '../../lib/cli/acp-command.js';
 import { sessionInvocation } from '../../lib/sessions/agent-session.js';
@@ -54,6 +54,31 @@ describe('agent-rx acp: arguments', () => {
     if (request.kind !== 'acp') throw new Error(`not served: ${JSON.stringify(request)}`);
     const protocol = sessionInvocation(agentByName(agent), { ...request.options, cwd: process.cwd() }).protocol;
     expect(request.images).toBe(protocol.prompts?.image === true);
+  });
+
+  it.each(AGENT_NAMES)("gives %s's sessions the editor's MCP servers where they take them (and says mcpCapabilities.http); else leaves them out, saying so on stderr", (agent) => {
+    const request = parseAcpArgs(['--agent', agent]);
+    if (request.kind !== 'acp') throw new Error(`not served: ${JSON.stringify(request)}`);
+    const takes = agentByName(agent).mcp?.sessions === true;
+    expect(request.mcpHttp).toBe(takes);
+    const servers = { files: { command: 'files-mcp', args: ['--root', '/srv'] } };
+    const written: string[] = [];
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const options = request.optionsFor({ cwd: '/srv', mcpServers: servers, acpMcpServers: [], skippedMcpServers: ['old'], permission: 'ask' });
+      expect(options['cwd']).toBe('/srv');
+      if (takes) expect(options['mcpServers']).toEqual(servers);
+      else expect(options).not.toHaveProperty('mcpServers');
+      const none = request.optionsFor({ cwd: '/srv', mcpServers: {}, acpMcpServers: [], skippedMcpServers: [], permission: 'ask' });
+      expect(none).not.toHaveProperty('mcpServers');
+    } finally {
+      write.mockRestore();
+    }
+    expect(written).toContain("agent-rx acp: the editor's MCP servers over SSE are not supported: left out: old\n");
+    expect(written.some((line) => line.includes('take no MCP servers here'))).toBe(!takes);
   });
 
   it('answers --help with the usage, which names the extension methods', () => {

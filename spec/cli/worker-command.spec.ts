@@ -16,6 +16,7 @@ describe('agent-rx worker: its arguments', () => {
         concurrency: 1,
         agents: { pi: {} },
         allowCwd: [],
+        mcpServers: {},
         name: undefined,
         queue: undefined,
         drainMs: 30_000,
@@ -36,6 +37,7 @@ describe('agent-rx worker: its arguments', () => {
         concurrency: 2,
         agents: { pi: { executable: '/opt/pi' }, claude: { executable: '/opt/claude' } },
         allowCwd: [tmpdir()],
+        mcpServers: {},
         name: 'w1',
         queue: undefined,
         drainMs: 60_000,
@@ -75,6 +77,26 @@ describe('agent-rx worker: its arguments', () => {
     expect(parseWorkerArgs(['--config', 'c'], () => '{')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/is not JSON/) });
     expect(parseWorkerArgs(['--config', 'c'], () => '{"redis":"r","agents":{"pi":{"env":{"A":1}}}}')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/agents\.pi\.env\.A/) });
     expect(parseWorkerArgs(['--config', 'c'], () => '{"redis":"r","executable":"/bin/sh"}')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/executable/) });
+  });
+
+  it('takes the MCP servers runs may name from --mcp-config (Claude Code\'s form) or "mcpServers" in --config; the flag wins', () => {
+    const docs = { command: 'docs-mcp', args: ['--root', '/srv/docs'], trust: true };
+    const wiki = { type: 'http', url: 'http://127.0.0.1:8931/mcp' };
+    const files: Record<string, string> = {
+      'mcp.json': JSON.stringify({ mcpServers: { docs } }),
+      'w.json': JSON.stringify({ redis: 'redis://r', mcpServers: { wiki } }),
+      'bad.json': JSON.stringify({ mcpServers: { docs: { type: 'http', url: 'ftp://x' } } }),
+    };
+    const read = (path: string): string => {
+      const text = files[path];
+      if (text === undefined) throw new Error('ENOENT');
+      return text;
+    };
+    expect(parseWorkerArgs(['--redis', 'redis://r', '--mcp-config', 'mcp.json'], read)).toMatchObject({ kind: 'worker', settings: { mcpServers: { docs } } });
+    expect(parseWorkerArgs(['--config', 'w.json'], read)).toMatchObject({ kind: 'worker', settings: { mcpServers: { wiki } } });
+    expect(parseWorkerArgs(['--config', 'w.json', '--mcp-config', 'mcp.json'], read)).toMatchObject({ kind: 'worker', settings: { mcpServers: { docs } } });
+    expect(parseWorkerArgs(['--redis', 'redis://r', '--mcp-config', 'bad.json'], read)).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/^--mcp-config bad.json: mcpServers\.docs/) });
+    expect(parseWorkerArgs(['--config', 'c'], () => '{"redis":"redis://r","mcpServers":{"docs":{"args":[]}}}')).toMatchObject({ kind: 'usage-error', message: expect.stringMatching(/^--config c: mcpServers\.docs/) });
   });
 
   it('shows each run event as one line', () => {

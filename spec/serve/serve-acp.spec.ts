@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { serveAcp, stopAllRuns, type AcpServer, type AcpSessionFactory, type PermissionDecision, type PermissionResolver, type SessionCommand, type SessionMessage } from '../../lib/index.js';
+import { serveAcp, stopAllRuns, type AcpServer, type AcpSessionFactory, type AcpSessionRequest, type PermissionDecision, type PermissionResolver, type SessionCommand, type SessionMessage } from '../../lib/index.js';
 import { fileBlock } from '../../lib/operators/prompt-parts.js';
 import { acpPermissionRequest, acpPromptFields, permissionDecision, type ServeAcpOptions } from '../../lib/serve/serve-acp.js';
 import { testPng } from '../conformance/scenarios.js';
@@ -447,5 +447,45 @@ describe('serveAcp: images and files reach the agent through the session (the fi
       data: { reason: 'unsupported' },
     });
     expect(await prompt(agent, sessionId, 'echo:still here')).toEqual({ stopReason: 'end_turn' });
+  });
+});
+
+describe("serveAcp: the editor's MCP servers", () => {
+  const stdio: acp.McpServer = { name: 'files', command: process.execPath, args: ['files-mcp.mjs'], env: [{ name: 'ROOT', value: '/srv' }] };
+  const http: acp.McpServer = { type: 'http', name: 'docs site', url: 'http://127.0.0.1:8931/mcp', headers: [{ name: 'Authorization', value: 'Bearer t' }] };
+  const sse: acp.McpServer = { type: 'sse', name: 'old', url: 'http://127.0.0.1:8932/sse', headers: [] };
+
+  it('says in initialize whether the sessions take MCP servers over HTTP (the option); never SSE', async () => {
+    for (const mcpHttp of [true, false, undefined]) {
+      const { agent } = serve(undefined, undefined, undefined, mcpHttp === undefined ? {} : { mcpHttp });
+      const init = await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+      expect(init.agentCapabilities?.mcpCapabilities).toEqual({ http: mcpHttp === true, sse: false });
+    }
+  });
+
+  it('gives the session the servers by name (stdio and http); an SSE server is left out, and the editor told (a notice, and _meta)', async () => {
+    const requests: AcpSessionRequest[] = [];
+    const { agent, updates } = serve(undefined, (request) => {
+      requests.push(request);
+      return fixtureSession(() => undefined, { tag: TAG });
+    }, undefined, { mcpHttp: true });
+    await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    const answer = await agent.request(acp.methods.agent.session.new, { cwd: process.cwd(), mcpServers: [stdio, http, sse] });
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.mcpServers).toEqual({
+      files: { command: process.execPath, args: ['files-mcp.mjs'], env: { ROOT: '/srv' } },
+      docs_site: { type: 'http', url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer t' } },
+    });
+    expect(requests[0]?.acpMcpServers).toEqual([stdio, http, sse]);
+    expect(requests[0]?.skippedMcpServers).toEqual(['old']);
+    expect(answer._meta).toEqual({ 'agent-rx': { skippedMcpServers: ['old'] } });
+    await eventually(() => updates.length > 0);
+    expect(updates).toEqual([
+      { sessionId: answer.sessionId, update: { sessionUpdate: 'notice', severity: 'warning', title: 'MCP servers over SSE are not supported: left out: old', description: 'Give them as stdio or http (streamable HTTP) servers.' } },
+    ]);
+    // None given: none asked for, and no notice.
+    const second = await agent.request(acp.methods.agent.session.new, { cwd: process.cwd(), mcpServers: [] });
+    expect(requests[1]?.mcpServers).toEqual({});
+    expect(second._meta).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
 import { isHostTool, type HostTool } from '../../tools/host-tool.js';
-import { McpServersSchema } from '../../tools/mcp-servers.js';
+import { MCP_SERVER_NAME, McpServersSchema } from '../../tools/mcp-servers.js';
 import { ImageMimeTypeSchema, OutputSchemaSchema, type ImageMimeType, type JsonSchemaObject, type Prompt } from '../../messages.js';
 
 /** A non-empty string. */
@@ -64,8 +64,28 @@ export const SPEC_PROMPT = z.union(
 /** The prompt of a fleet run spec: text, and images as base64 `data` with their `mimeType`. */
 export type SpecPrompt = string | readonly (string | { readonly type: 'text'; readonly text: string } | { readonly type: 'image'; readonly data: string; readonly mimeType: ImageMimeType })[];
 
-/** What a fleet run spec says of its prompt and its answer, for every agent. */
-export interface SpecPromptOptions {
+/** What a fleet run spec says of its tools, for every agent: which of the worker's MCP servers the run uses. */
+export interface SpecToolOptions {
+  /**
+   * MCP servers of the worker's, by name (`['github', 'docs']`): the worker gives its run the
+   * servers it offers under these names (`serveRuns({ mcpServers })`) and refuses a run that names
+   * one it does not offer. What a server is (its command, its URL, its secrets) is the worker's:
+   * a spec only names it. Host tools (`tool(...)`) cannot cross Redis.
+   */
+  readonly mcpServers?: readonly string[] | undefined;
+}
+
+/** A fleet run spec's `mcpServers`: names of the worker's MCP servers (see {@link SpecToolOptions}). */
+export const SPEC_TOOL_OPTIONS = {
+  mcpServers: z
+    .array(z.string().regex(MCP_SERVER_NAME, { error: 'names must start with a letter and hold only letters, digits, _ and - (at most 32)' }), {
+      error: "must be an array of the names of the worker's MCP servers",
+    })
+    .optional(),
+};
+
+/** What a fleet run spec says of its prompt, its answer and its MCP servers, for every agent. */
+export interface SpecPromptOptions extends SpecToolOptions {
   /** The prompt: a string, or text and images (base64 `data` with a `mimeType`). */
   readonly prompt: SpecPrompt;
   /** The schema the answer must satisfy, as a JSON Schema object. */
