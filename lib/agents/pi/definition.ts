@@ -3,7 +3,7 @@ import { piRunInvocation, piSessionInvocation, type PiSetup } from './args.js';
 import { piDialect } from './dialect.js';
 import { PI_OPTIONS, PI_THINKING_LEVELS, type PiRunSpecOptions, type PiSessionOptions, type RunPiOptions } from './options.js';
 import { recognizesPiOutput } from './recognize.js';
-import { piNoRetryOverlay } from './setup/settings-overlay.js';
+import { piRunOverlay } from './setup/run-overlay.js';
 import { PI_PERMISSION_EXTENSION } from './setup/extensions.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
 
@@ -89,5 +89,6 @@ export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSe
     sessionFlag(['new', 'none', 'continue'], 'id', 'pi: new, none, continue or an id'),
   ],
   recognizesOutput: recognizesPiOutput,
-  setup: { overlay: (setup) => piNoRetryOverlay(setup.savesSession) },
+  setup: { overlay: piRunOverlay },
+  mcp: { runs: true, sessions: true },
 };
