@@ -100,7 +100,7 @@ export interface PiOwnOptions {
    * servers (host tools among them) the MCP extension keeps the named tools and adds the servers'
    * (pi's `--tools` would hide those too), so an empty array leaves the MCP tools only.
    */
-  readonly tools?: readonly (string | HostTool<never>)[];
+  readonly tools?: readonly (string | HostTool)[];
   /** Replaces pi's system prompt. */
   readonly systemPrompt?: string;
   /** Appended to the system prompt. */
@@ -124,7 +124,7 @@ const CALLER = {
   thinking: oneOf(PI_THINKING_LEVELS).optional(),
   session: z.union([z.enum(['new', 'none', 'continue']), z.strictObject({ id: text() })], { error: "must be 'new', 'none', 'continue' or { id }" }).optional(),
   tools: z
-    .array(z.union([z.string(), z.custom<HostTool<never>>(isHostTool)]), { error: "must be an array of pi's tool names and tools made with tool(...)" })
+    .array(z.union([z.string(), z.custom<HostTool>(isHostTool)]), { error: "must be an array of pi's tool names and tools made with tool(...)" })
     .optional(),
   systemPrompt: text().optional(),
   appendSystemPrompt: text().optional(),
