@@ -1,19 +1,19 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
+import { lastValueFrom, toArray } from 'rxjs';
 import * as z from 'zod';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { piSession, runPi, tool, type CliMessage, type HostTool, type PermissionRequested, type PiSessionOptions, type StopReport } from '../../lib/index.js';
-import { isAlive } from '../helpers/processes.js';
+import { piSession, runPi, tool, type PermissionRequested, type PiSessionOptions, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
-import { calledToolAnswer, callToolText, scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
+import { callToolText, scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { promptConformance } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -207,84 +207,35 @@ describe('prompt parts and typed answers on the real pi', () => {
   }));
 });
 
-describe('pi with MCP servers and host tools (agent-rx\'s MCP extension)', () => {
-  const STDIO_SERVER = fileURLToPath(new URL('../fixtures/mcp-stdio-server.mjs', import.meta.url));
-  const call = (name: string, input: Record<string, unknown>): string => `${scenarioMarker('call_tool')}${callToolText(name, input)}`;
-  // `tools` takes `HostTool<never>`, which a typed tool is not assignable to (its zod schema is covariant).
-  const hosted = (made: HostTool<never> | object): HostTool<never> => made as HostTool<never>;
+describe('host tools and MCP servers on the real pi (agent-rx\'s MCP extension)', () => {
+  toolConformance(() => ({
+    name: 'pi',
+    tag: TAG,
+    server: world.server,
+    run: (prompt, tools) => runPi({ ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>), prompt, ...tools } as RunPiOptions),
+    session: (tools, onStopped) => piSession(options(onStopped, tools)),
+  }));
 
-  it('a session calls host tools and a stdio server as mcp__<server>__<tool>, asks for each with permission, fails, cancels, and ends the server with pi', async () => {
-    const lookups: unknown[] = [];
-    let slowSignal: AbortSignal | undefined;
-    const lookup = tool({ name: 'lookup', description: 'Looks up an order', input: z.object({ id: z.number() }), run: ({ id }) => { lookups.push(id); return `order ${String(id)} shipped`; } });
-    const broken = tool({ name: 'broken', description: 'Always fails', input: z.object({}), run: () => { throw new Error('the order system is down'); } });
-    const slow = tool({
-      name: 'slow',
-      description: 'Never answers',
-      input: z.object({}),
-      run: (_input, { signal }) => new Promise<string>((_resolve, reject) => { slowSignal = signal; signal.addEventListener('abort', () => { reject(new Error('cancelled')); }); }),
-    });
-    const pidFile = join(tmpdir(), `agent-rx-mcp-fixture-${String(process.pid)}.pid`);
-    const asked: PermissionRequested[] = [];
-    const session = new SessionDriver((onStopped) =>
-      piSession(options(onStopped, {
-        tools: [lookup, broken, slow].map(hosted),
-        mcpServers: { fixture: { command: process.execPath, args: [STDIO_SERVER], env: { MCP_FIXTURE_PID_FILE: pidFile } } },
-        permission: (request) => { asked.push(request); return 'allow'; },
-      })),
-    );
-    world.server.reset();
-    session.send({ type: 'prompt', text: call('lookup', { id: 7 }) });
-    const called = await session.nextOf('tool.call');
-    expect(called).toMatchObject({ name: 'mcp__host__lookup', input: { id: 7 }, kind: 'other' });
-    expect(await session.nextOf('tool.completed')).toMatchObject({ toolCallId: called.toolCallId, name: 'mcp__host__lookup', output: 'order 7 shipped' });
-    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
-    expect(session.answer(1)).toBe(calledToolAnswer('order 7 shipped'));
-    expect(lookups).toEqual([7]);
-    expect(asked).toEqual([expect.objectContaining({ toolCallId: called.toolCallId, tool: 'mcp__host__lookup', kind: 'other', input: { id: 7 } })]);
-    const requests = world.server.requests.filter((request) => request.scenario === 'call_tool');
-    expect(requests.at(-1)).toMatchObject({ lastIsToolResult: true, lastToolResultText: 'order 7 shipped' });
-    expect(requests[0]?.toolNames).toEqual(expect.arrayContaining(['read', 'bash', 'mcp__host__lookup', 'mcp__host__broken', 'mcp__host__slow', 'mcp__fixture__echo']));
-
-    session.send({ type: 'prompt', text: call('echo', { text: 'hi' }) });
-    expect(await session.nextOf('tool.completed')).toMatchObject({ name: 'mcp__fixture__echo', output: 'echo: hi' });
-    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
-
-    session.send({ type: 'prompt', text: call('broken', {}) });
-    expect(await session.nextOf('tool.failed')).toMatchObject({ name: 'mcp__host__broken', output: expect.stringContaining('the order system is down') });
-    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 3 });
-
-    session.send({ type: 'prompt', text: call('slow', {}) });
-    expect(await session.nextOf('tool.call')).toMatchObject({ name: 'mcp__host__slow' });
-    await session.next((message) => message.type === 'permission.resolved');
-    // The call reaches the host's server; the abort cancels it there.
-    for (let i = 0; i < 100 && slowSignal === undefined; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-    session.send({ type: 'abort' });
-    expect(await session.nextOf('turn.failed')).toMatchObject({ turn: 4, reason: 'aborted' });
-    expect(slowSignal?.aborted).toBe(true);
-
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    expect(isAlive(pid)).toBe(true);
-    session.end();
-    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
-    for (let i = 0; i < 100 && isAlive(pid); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(isAlive(pid)).toBe(false);
-    rmSync(pidFile, { force: true });
-  });
-
-  it('a run keeps only the pi tools it names, and offers the host tools besides; nothing asks without permission', async () => {
+  it('a run keeps the pi tools it names and adds the MCP tools; with permission each call is asked for as mcp__<server>__<tool>, kind other', async () => {
     const lookup = tool({ name: 'lookup', description: 'Looks up an order', input: z.object({ id: z.number() }), run: ({ id }) => `order ${String(id)} shipped` });
-    world.server.reset();
-    const messages: CliMessage[] = [];
-    await new Promise<void>((resolve, reject) => {
-      runPi({ ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>), prompt: call('lookup', { id: 3 }), tools: ['read', hosted(lookup)] }).subscribe({
-        next: (message) => messages.push(message),
-        error: reject,
-        complete: resolve,
-      });
-    });
+    const asked: PermissionRequested[] = [];
+    const from = world.server.requests.length;
+    const messages = await lastValueFrom(
+      runPi({
+        ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>),
+        prompt: `${scenarioMarker('call_tool')}${callToolText('lookup', { id: 3 })}`,
+        tools: ['read', lookup],
+        permission: (request) => {
+          asked.push(request);
+          return 'allow';
+        },
+      }).pipe(toArray()),
+    );
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
+    const call = messages.find((message) => message.type === 'tool.call');
+    expect(call).toMatchObject({ name: 'mcp__host__lookup', input: { id: 3 }, kind: 'other' });
     expect(messages.filter((message) => message.type === 'tool.completed')).toEqual([expect.objectContaining({ name: 'mcp__host__lookup', output: 'order 3 shipped' })]);
-    expect(world.server.requests.find((request) => request.scenario === 'call_tool')?.toolNames).toEqual(['read', 'mcp__host__lookup']);
+    expect(asked).toEqual([expect.objectContaining({ toolCallId: call?.type === 'tool.call' ? call.toolCallId : '', tool: 'mcp__host__lookup', kind: 'other', input: { id: 3 } })]);
+    expect(world.server.requests.slice(from).find((request) => request.scenario === 'call_tool')?.toolNames).toEqual(['read', 'mcp__host__lookup']);
   });
 });

@@ -54,6 +54,14 @@ interface ExtensionApi {
   getActiveTools(): readonly string[];
   setActiveTools(names: readonly string[]): void;
   on(event: 'session_start' | 'session_shutdown', handler: () => void | Promise<void>): void;
+  on(event: 'tool_execution_start' | 'tool_execution_end', handler: (event: ToolExecutionEvent) => void): void;
+}
+
+/** pi's `tool_execution_start` and `tool_execution_end` events: `args` are the model's, before pi's checks. */
+interface ToolExecutionEvent {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly args?: unknown;
 }
 
 /** What of an MCP tool this uses. */
@@ -72,6 +80,16 @@ interface McpTool {
 export default function agentRxMcp(pi: ExtensionApi): void {
   pi.registerFlag(FLAG, { description: "agent-rx: the file of the run's MCP servers", type: 'string' });
   const clients: Client[] = [];
+  // pi converts a call's arguments to the tool's schema before it checks them (17 for a string
+  // becomes "17"): the server gets the model's own arguments, and checks them itself.
+  const given = new Map<string, unknown>();
+  pi.on('tool_execution_start', (event) => {
+    if (event.toolName.startsWith('mcp__')) given.set(event.toolCallId, event.args);
+  });
+  pi.on('tool_execution_end', (event) => {
+    given.delete(event.toolCallId);
+  });
+  const argumentsOf = (toolCallId: string, params: unknown): unknown => (given.has(toolCallId) ? given.get(toolCallId) : params);
   pi.on('session_start', async () => {
     const path = pi.getFlag(FLAG);
     if (typeof path !== 'string' || path === '') return;
@@ -84,7 +102,7 @@ export default function agentRxMcp(pi: ExtensionApi): void {
       for (const tool of one.tools) {
         const name = piToolName(one.server, tool.name);
         names.push(name);
-        pi.registerTool(piTool(one.client, name, tool));
+        pi.registerTool(piTool(one.client, name, tool, argumentsOf));
       }
     }
     // pi's own tools the run keeps (`--tools` would hide these tools too), and every MCP tool.
@@ -139,7 +157,7 @@ function piToolName(server: string, tool: string): string {
 }
 
 /** The pi tool that calls an MCP tool. */
-function piTool(client: Client, name: string, tool: McpTool): PiTool {
+function piTool(client: Client, name: string, tool: McpTool, argumentsOf: (toolCallId: string, params: unknown) => unknown): PiTool {
   // The input schema is JSON Schema, which pi takes as its parameters; `$schema` is no concern of its.
   const { $schema: _schema, ...parameters } = tool.inputSchema;
   return {
@@ -147,9 +165,9 @@ function piTool(client: Client, name: string, tool: McpTool): PiTool {
     label: tool.title ?? tool.name,
     description: tool.description ?? tool.title ?? tool.name,
     parameters: { ...parameters, type: 'object' },
-    execute: async (_toolCallId, params, signal) => {
+    execute: async (toolCallId, params, signal) => {
       const result = await client.callTool(
-        { name: tool.name, arguments: (params ?? {}) as Record<string, unknown> },
+        { name: tool.name, arguments: (argumentsOf(toolCallId, params) ?? {}) as Record<string, unknown> },
         { timeout: CALL_TIMEOUT_MS, ...(signal === undefined ? {} : { signal }) },
       );
       const content = piContent(result);
