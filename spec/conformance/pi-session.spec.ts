@@ -1,16 +1,19 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
+import { lastValueFrom, toArray } from 'rxjs';
+import * as z from 'zod';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { piSession, runPi, type PiSessionOptions, type StopReport } from '../../lib/index.js';
+import { piSession, runPi, tool, type PermissionRequested, type PiSessionOptions, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
-import { scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
+import { callToolText, scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { promptConformance } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -202,4 +205,37 @@ describe('prompt parts and typed answers on the real pi', () => {
     run: (prompt, outputSchema) => runPi({ ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>), prompt, ...(outputSchema === undefined ? {} : { outputSchema }) }),
     session: (onStopped) => piSession(options(onStopped)),
   }));
+});
+
+describe('host tools and MCP servers on the real pi (agent-rx\'s MCP extension)', () => {
+  toolConformance(() => ({
+    name: 'pi',
+    tag: TAG,
+    server: world.server,
+    run: (prompt, tools) => runPi({ ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>), prompt, ...tools } as RunPiOptions),
+    session: (tools, onStopped) => piSession(options(onStopped, tools)),
+  }));
+
+  it('a run keeps the pi tools it names and adds the MCP tools; with permission each call is asked for as mcp__<server>__<tool>, kind other', async () => {
+    const lookup = tool({ name: 'lookup', description: 'Looks up an order', input: z.object({ id: z.number() }), run: ({ id }) => `order ${String(id)} shipped` });
+    const asked: PermissionRequested[] = [];
+    const from = world.server.requests.length;
+    const messages = await lastValueFrom(
+      runPi({
+        ...(options(() => undefined) as Omit<PiSessionOptions, 'permission'>),
+        prompt: `${scenarioMarker('call_tool')}${callToolText('lookup', { id: 3 })}`,
+        tools: ['read', lookup],
+        permission: (request) => {
+          asked.push(request);
+          return 'allow';
+        },
+      }).pipe(toArray()),
+    );
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed' });
+    const call = messages.find((message) => message.type === 'tool.call');
+    expect(call).toMatchObject({ name: 'mcp__host__lookup', input: { id: 3 }, kind: 'other' });
+    expect(messages.filter((message) => message.type === 'tool.completed')).toEqual([expect.objectContaining({ name: 'mcp__host__lookup', output: 'order 3 shipped' })]);
+    expect(asked).toEqual([expect.objectContaining({ toolCallId: call?.type === 'tool.call' ? call.toolCallId : '', tool: 'mcp__host__lookup', kind: 'other', input: { id: 3 } })]);
+    expect(world.server.requests.slice(from).find((request) => request.scenario === 'call_tool')?.toolNames).toEqual(['read', 'mcp__host__lookup']);
+  });
 });

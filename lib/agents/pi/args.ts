@@ -3,11 +3,23 @@ import { piDialect } from './dialect.js';
 import type { PiSessionOptions, RunPiOptions } from './options.js';
 import { piSessionProtocol } from './session.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
+import type { McpServers } from '../../tools/mcp-servers.js';
 
-/** What a pi run needs made before it starts: a configuration without retries (`agentRetry: false`). */
+/**
+ * What a pi run needs made before it starts (its overlay): a configuration without retries
+ * (`agentRetry: false`), the file of its MCP servers (`mcpServers`), or both.
+ */
 export interface PiSetup {
-  /** pi writes its session: the real `sessions/` must exist before it is linked. */
-  readonly savesSession: boolean;
+  /** `agentRetry: false`; `savesSession`: pi writes its session, so the real `sessions/` must exist before it is linked. */
+  readonly noRetry?: { readonly savesSession: boolean };
+  /** MCP servers: what agent-rx's MCP extension reads. */
+  readonly mcp?: PiMcpSetup;
+}
+
+/** What agent-rx's MCP extension for pi reads from its file: the servers, and pi's own tools to keep active (absent: pi's default ones). */
+export interface PiMcpSetup {
+  readonly servers: McpServers;
+  readonly tools?: readonly string[];
 }
 
 /**
@@ -65,6 +77,7 @@ function piInvocation(
     appendSystemPrompt,
     extraArgs = [],
     agentRetry = true,
+    mcpServers,
     ...processOptions
   } = options;
   const args = [...executableArgs, '--mode', mode];
@@ -75,10 +88,13 @@ function piInvocation(
   else if (session === 'continue') args.push('--continue');
   else if (typeof session === 'object') args.push('--session', session.id);
   if (sessionDir !== undefined) args.push('--session-dir', sessionDir);
-  // Host tools are served to pi apart (an extension); its own tools are the names.
+  // Host tools are served to pi apart (an MCP server); its own tools are the names: an empty array
+  // keeps none of them, host tools alone keep them all.
   const own = tools?.filter((name): name is string => typeof name === 'string');
-  if (tools !== undefined && tools.length === 0) args.push('--no-tools');
-  else if (own !== undefined && own.length > 0) args.push('--tools', own.join(','));
+  const kept = tools === undefined ? undefined : tools.length === 0 ? [] : own !== undefined && own.length > 0 ? own : undefined;
+  const mcp = mcpServers !== undefined && Object.keys(mcpServers).length > 0 ? piMcpSetup(mcpServers, kept) : undefined;
+  // With MCP servers the extension makes pi's tools active: `--tools` and `--no-tools` would hide its tools too.
+  if (mcp === undefined && kept !== undefined) args.push(...(kept.length === 0 ? ['--no-tools'] : ['--tools', kept.join(',')]));
   if (systemPrompt !== undefined) args.push('--system-prompt', systemPrompt);
   if (appendSystemPrompt !== undefined) args.push('--append-system-prompt', appendSystemPrompt);
   args.push(...more, ...extraArgs);
@@ -94,6 +110,14 @@ function piInvocation(
       ...processOptions,
     },
     resuming: session === 'continue' || typeof session === 'object',
-    ...(agentRetry ? {} : { setup: { savesSession: session !== 'none' } }),
+    ...(agentRetry && mcp === undefined
+      ? {}
+      : { setup: { ...(agentRetry ? {} : { noRetry: { savesSession: session !== 'none' } }), ...(mcp === undefined ? {} : { mcp }) } }),
   };
+}
+
+/** The MCP extension's file: the servers as they are said (`trust` is no concern of pi's: it never asks), and pi's own tools to keep. */
+function piMcpSetup(servers: McpServers, tools: readonly string[] | undefined): PiMcpSetup {
+  const untrusted = Object.fromEntries(Object.entries(servers).map(([name, { trust: _trust, ...server }]) => [name, server]));
+  return { servers: untrusted, ...(tools === undefined ? {} : { tools }) };
 }

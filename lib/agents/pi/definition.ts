@@ -3,7 +3,7 @@ import { piRunInvocation, piSessionInvocation, type PiSetup } from './args.js';
 import { piDialect } from './dialect.js';
 import { PI_OPTIONS, PI_THINKING_LEVELS, type PiRunSpecOptions, type PiSessionOptions, type RunPiOptions } from './options.js';
 import { recognizesPiOutput } from './recognize.js';
-import { piNoRetryOverlay } from './setup/settings-overlay.js';
+import { piRunOverlay } from './setup/run-overlay.js';
 import { PI_PERMISSION_EXTENSION } from './setup/extensions.js';
 import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
 
@@ -59,6 +59,18 @@ import { choiceFlag, sessionFlag, textFlag } from '../shared/flags.js';
  * gets an error result, the turn goes on). pi's json mode has no dialogs: a run with `permission`
  * goes as a one-prompt session.
  *
+ * MCP servers and host tools, for runs and sessions: pi has no MCP of its own, so `mcpServers`
+ * (and the server of host `tools`, `host`) go to agent-rx's MCP extension for pi (`--extension`,
+ * shipped in `setup/mcp-extension/`; it imports the official MCP client, found from its own place in
+ * the sources and in `dist/`). The servers are written to a file of the run's overlay (mode 0600;
+ * headers and tokens never in argv) that the extension's flag names; at pi's `session_start` it
+ * connects to every server (stdio servers it starts, and closes at pi's exit), lists their tools
+ * and registers each as the pi tool `mcp__<server>__<tool>`, whose call is the MCP call with pi's
+ * abort signal (a result with `isError` is thrown, so pi reports the tool failed). Loading it adds
+ * roughly half a second to a second before the first answer (importing the client, connecting).
+ * `trust` maps to nothing: pi runs every tool call unless `permission` is given, and then the
+ * permission extension asks for every call, MCP tools included (`tool` is `mcp__<server>__<tool>`).
+ *
  * Prompt parts and typed answers, for runs and sessions:
  * - images: native. They go as bytes in the RPC `prompt` command's `images` (for a steer and a
  *   follow-up too), base64 with their type, in the prompt's order after its text; pi neither
@@ -89,5 +101,6 @@ export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSe
     sessionFlag(['new', 'none', 'continue'], 'id', 'pi: new, none, continue or an id'),
   ],
   recognizesOutput: recognizesPiOutput,
-  setup: { overlay: (setup) => piNoRetryOverlay(setup.savesSession) },
+  setup: { overlay: piRunOverlay },
+  mcp: { runs: true, sessions: true },
 };

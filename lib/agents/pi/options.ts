@@ -53,7 +53,21 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
  * call id (the `tool.call`'s), its tool name (`bash`, `read`, …), kind, summary and input, and
  * options `allow` and `deny` (pi has no "always": `allow-always` is taken as `allow`, `deny-always`
  * as `deny`). A deny blocks the call: the model gets an error result for it and the turn goes on.
- * Tools of pi's other extensions are asked about too.
+ * Tools of pi's other extensions are asked about too, MCP tools among them (`mcp__<server>__<tool>`).
+ *
+ * **MCP servers and host tools.** pi has no MCP of its own: with `mcpServers` (or host `tools`,
+ * served as the server `host`), pi loads agent-rx's MCP extension (`--extension`), which connects
+ * to each server with the official MCP client before the first prompt is taken (stdio: it starts
+ * the server with pi's environment and the server's `env`, and ends it when pi exits; http:
+ * streamable HTTP with the `headers`), and gives each of its tools to the model as a pi tool named
+ * `mcp__<server>__<tool>`: the calls are `tool.call` / `tool.completed` / `tool.failed` of that
+ * name, kind `other`. The servers reach the extension in a file of the run's own (mode 0600, in
+ * the host's temporary folder, removed with the run), never in pi's argv. A server that cannot be
+ * reached within 30 s is left out, said on pi's stderr. A call has no time limit of its own; an
+ * abort cancels it (the MCP client's `notifications/cancelled`). `trust` changes nothing for pi,
+ * which never asks on its own: without `permission` every call runs; with it every call is asked
+ * about, whatever the server's `trust`. Only these servers: pi has no MCP configuration of the
+ * user's that could join them (MCP tools that another of the user's pi extensions adds stay).
  *
  * **Prompt parts.** A `prompt`, `follow-up` or `steer` with `parts` goes as one RPC `prompt`
  * command: its text and files (inlined as `<file path="…">` blocks) in `message`, its images as
@@ -82,7 +96,9 @@ export interface PiOwnOptions {
   /**
    * The tools pi has. Names of its own tools keep only those (`--tools a,b`); an empty array
    * disables every tool (`--no-tools`). Tools made with `tool(...)` are the host's, served to pi as
-   * for every agent (`ToolOptions.tools`); with host tools only, pi keeps all its own.
+   * for every agent (`ToolOptions.tools`); with host tools only, pi keeps all its own. With MCP
+   * servers (host tools among them) the MCP extension keeps the named tools and adds the servers'
+   * (pi's `--tools` would hide those too), so an empty array leaves the MCP tools only.
    */
   readonly tools?: readonly (string | HostTool)[];
   /** Replaces pi's system prompt. */

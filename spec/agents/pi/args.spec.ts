@@ -5,7 +5,10 @@ import type { PiSetup } from '../../../lib/agents/pi/args.js';
 import type { ProcessRunInvocation } from '../../../lib/agents/definition.js';
 import { runInvocation } from '../../../lib/sources/run-agent.js';
 import { sessionInvocation } from '../../../lib/sessions/agent-session.js';
-import { PI_PERMISSION_EXTENSION } from '../../../lib/agents/pi/setup/extensions.js';
+import { PI_MCP_EXTENSION, PI_PERMISSION_EXTENSION } from '../../../lib/agents/pi/setup/extensions.js';
+import { PI_MCP_FILE, piRunOverlay } from '../../../lib/agents/pi/setup/run-overlay.js';
+import { makeOverlay } from '../../../lib/process/overlay.js';
+import { readFileSync, statSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -96,8 +99,8 @@ describe('pi arguments', () => {
 
   it('asks for a configuration without retries when agentRetry is false, kept sessions unless none are saved', () => {
     expect(buildPiInvocation({ prompt: 'p' }).setup).toBeUndefined();
-    expect(buildPiInvocation({ prompt: 'p', agentRetry: false }).setup).toEqual({ savesSession: true });
-    expect(buildPiInvocation({ prompt: 'p', agentRetry: false, session: 'none' }).setup).toEqual({ savesSession: false });
+    expect(buildPiInvocation({ prompt: 'p', agentRetry: false }).setup).toEqual({ noRetry: { savesSession: true } });
+    expect(buildPiInvocation({ prompt: 'p', agentRetry: false, session: 'none' }).setup).toEqual({ noRetry: { savesSession: false } });
   });
 
   it('a session with permission loads the permission extension, after its own flags and before extraArgs; the policy goes on the invocation', () => {
@@ -127,5 +130,40 @@ describe('pi arguments', () => {
       asSession: { options: { model: 'm', permission: 'allow-all', permissionTimeoutMs: 1000 }, prompt: { content: [{ type: 'text', text: 'p' }] } },
     });
     expect(() => runInvocation(piAgent, { prompt: 'p', permission: 'ask' } as never)).toThrow(/permission must be 'allow-all', 'allow-reads', 'deny-all' or a function of the request \('ask' is for sessions/);
+  });
+
+  it('gives MCP servers to pi through the MCP extension, their file in the overlay: never in argv, pi\'s own tools kept by the extension', () => {
+    const mcpServers = {
+      orders: { command: 'node', args: ['orders.js'], env: { KEY: 'v' }, trust: true },
+      host: { type: 'http' as const, url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer secret' } },
+    };
+    const run = buildPiInvocation({ prompt: 'p', mcpServers, tools: ['read'] });
+    expect(run.args).toEqual(['--mode', 'json']);
+    expect(run.processOptions).not.toHaveProperty('mcpServers');
+    expect(run.setup).toEqual({
+      mcp: {
+        servers: { orders: { command: 'node', args: ['orders.js'], env: { KEY: 'v' } }, host: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer secret' } } },
+        tools: ['read'],
+      },
+    });
+    expect(buildPiInvocation({ prompt: 'p', mcpServers, tools: [] }).setup?.mcp?.tools).toEqual([]);
+    expect(buildPiInvocation({ prompt: 'p', mcpServers }).setup?.mcp).not.toHaveProperty('tools');
+    expect(buildPiInvocation({ prompt: 'p', mcpServers: {}, tools: ['read'] })).toMatchObject({ args: ['--mode', 'json', '--tools', 'read'] });
+    expect(buildPiInvocation({ prompt: 'p', mcpServers, agentRetry: false, session: 'none' }).setup).toMatchObject({ noRetry: { savesSession: false }, mcp: {} });
+    expect(sessionInvocation(piAgent, { mcpServers, permission: 'allow-all' }).setup).toEqual({ mcp: { servers: expect.any(Object) } });
+
+    const made = makeOverlay(piRunOverlay({ mcp: { servers: mcpServers, tools: ['read'] } }), {});
+    if (!made.ok) throw new Error(made.problem);
+    try {
+      const file = made.args[3] ?? '';
+      expect(made.args).toEqual(['--extension', PI_MCP_EXTENSION, '--agent-rx-mcp', file]);
+      expect(file.endsWith(PI_MCP_FILE)).toBe(true);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ servers: mcpServers, tools: ['read'] });
+      expect(made.env).toEqual({});
+    } finally {
+      made.remove();
+    }
+    expect(existsSync(join(PI_MCP_EXTENSION, 'index.ts')) || existsSync(join(PI_MCP_EXTENSION, 'index.js'))).toBe(true);
   });
 });

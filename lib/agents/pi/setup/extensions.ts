@@ -6,3 +6,13 @@ import { fileURLToPath } from 'node:url';
  * part of.
  */
 export const PI_PERMISSION_EXTENSION: string = fileURLToPath(new URL('./permission-extension', import.meta.url));
+
+/**
+ * The folder of agent-rx's MCP extension for pi (`pi --extension`), loaded when a run or session
+ * has MCP servers: it connects to them with the official MCP client, which pi's loader finds from
+ * the extension's own place (agent-rx's dependency), in the sources as in `dist/`.
+ */
+export const PI_MCP_EXTENSION: string = fileURLToPath(new URL('./mcp-extension', import.meta.url));
+
+/** The extension's flag that names the servers' file. */
+export const PI_MCP_FLAG = '--agent-rx-mcp';
