@@ -23,12 +23,12 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
  */
 export type GeminiSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
-/** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-/*
- * `mcpServers` and `tools` (ToolOptions): a run writes the servers into its own home's settings
- * (the user's servers left out; a trusted one's tools run without asking, an untrusted one's are
- * offered only with `approvalMode: 'yolo'`), a session gives them at `session/new`; see
- * `geminiAgent` for the details. Their calls are named `mcp__<server>__<tool>`.
+/**
+ * Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through.
+ * `mcpServers` and host `tools` go into the run's own home's settings (the user's servers left
+ * out): a trusted server's tools run without asking, an untrusted one's are offered to the model
+ * only with `approvalMode: 'yolo'` (a run with `permission` is an ACP session that asks for each
+ * call). Their calls are named `mcp__<server>__<tool>`.
  */
 export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, RunPermissionOptions, ToolOptions {
   /**
