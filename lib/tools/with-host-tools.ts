@@ -25,7 +25,7 @@ export interface ToolOptions {
    * with a token the agent is given, stopped with the run. Without a `permission` the agent may
    * call them without asking; with one, each call goes through it like any tool's.
    */
-  readonly tools?: readonly HostTool<never>[] | undefined;
+  readonly tools?: readonly HostTool[] | undefined;
 }
 
 /** The server a run's options name before it is made: the options are checked with it at call time. */

@@ -619,7 +619,7 @@ function* openAiEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: stri
       case 'toolCall': {
         // The first piece carries id, type and name with empty arguments; later ones only `index` and argument text.
         const index = toolIndex++;
-        yield chunk({ tool_calls: [{ index, id: toolCallId(scenarioOf(model), 'openai-completions'), type: 'function', function: { name: block.name, arguments: '' } }] });
+        yield chunk({ tool_calls: [{ index, id: toolCallId(scenarioOf(model), 'openai-completions', block.seq), type: 'function', function: { name: block.name, arguments: '' } }] });
         for (const piece of block.argChunks) yield chunk({ tool_calls: [{ index, function: { arguments: piece } }] });
         return;
       }
@@ -668,7 +668,7 @@ function* anthropicEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
       case 'toolCall':
         yield event('content_block_start', {
           index,
-          content_block: { type: 'tool_use', id: toolCallId(scenarioOf(model), 'anthropic-messages'), name: block.name, input: {} },
+          content_block: { type: 'tool_use', id: toolCallId(scenarioOf(model), 'anthropic-messages', block.seq), name: block.name, input: {} },
         });
         for (const piece of block.argChunks) yield event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
         break;
@@ -750,7 +750,7 @@ function* responsesEvents(plan: Extract<ReplyPlan, { kind: 'stream' }>, model: s
       }
       case 'toolCall': {
         const id = `fc_fake_${seq}_${index}`;
-        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses'), name: block.name };
+        const call = { id, type: 'function_call', call_id: toolCallId(scenarioOf(model), 'openai-responses', block.seq), name: block.name };
         yield event('response.output_item.added', { ...at, item: { ...call, status: 'in_progress', arguments: '' } });
         for (const piece of block.argChunks) yield event('response.function_call_arguments.delta', { item_id: id, ...at, delta: piece });
         if (keepOpen) return;

@@ -296,7 +296,7 @@ function parseOrThrow(model: string): ParsedModel {
 export type PlannedBlock =
   | { readonly type: 'thinking'; readonly chunks: readonly string[] }
   | { readonly type: 'text'; readonly chunks: readonly string[] }
-  | { readonly type: 'toolCall'; readonly name: string; readonly argChunks: readonly string[] };
+  | { readonly type: 'toolCall'; readonly name: string; readonly argChunks: readonly string[]; readonly seq?: number };
 
 export type ReplyPlan =
   | {
@@ -461,7 +461,8 @@ function callToolPlan(view: ConversationView): ReplyPlan {
   if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(calledToolAnswer(view.lastToolResultText ?? '')) }], 'stop');
   const offered = view.toolNames.find((tool) => tool === name || tool.endsWith(`__${name}`) || tool.endsWith(`_${name}`));
   if (offered === undefined) return stream([{ type: 'text', chunks: splitWords(`No tool ${name} was offered; offered: ${view.toolNames.join(', ')}.`) }], 'stop');
-  return stream([{ type: 'toolCall', name: offered, argChunks: argPieces(JSON.parse(input) as Record<string, unknown>) }], 'toolUse');
+  // Each call its own id: a session's turns call again, and a client takes a repeated id as the same call.
+  return stream([{ type: 'toolCall', name: offered, argChunks: argPieces(JSON.parse(input) as Record<string, unknown>), seq: view.previousRequestsForModel + 1 }], 'toolUse');
 }
 
 const CALL_TOOL = /CALL ([A-Za-z0-9_-]+) (\{.*\})/s;
@@ -610,8 +611,8 @@ export function expectedToolCall(model: string, api: WireApi, dialect: ToolDiale
  * Gemini API sends no id with a function call (the Gemini CLI makes its own tool ids), so for
  * `gemini` this is only a name for the call.
  */
-export function toolCallId(scenario: string, api: WireApi): string {
-  return api === 'anthropic-messages' ? `toolu_${scenario}_1` : `call_${scenario}_1`;
+export function toolCallId(scenario: string, api: WireApi, seq = 1): string {
+  return api === 'anthropic-messages' ? `toolu_${scenario}_${seq}` : `call_${scenario}_${seq}`;
 }
 
 /**

@@ -84,7 +84,7 @@ export interface PiOwnOptions {
    * disables every tool (`--no-tools`). Tools made with `tool(...)` are the host's, served to pi as
    * for every agent (`ToolOptions.tools`); with host tools only, pi keeps all its own.
    */
-  readonly tools?: readonly (string | HostTool<never>)[];
+  readonly tools?: readonly (string | HostTool)[];
   /** Replaces pi's system prompt. */
   readonly systemPrompt?: string;
   /** Appended to the system prompt. */
@@ -108,7 +108,7 @@ const CALLER = {
   thinking: oneOf(PI_THINKING_LEVELS).optional(),
   session: z.union([z.enum(['new', 'none', 'continue']), z.strictObject({ id: text() })], { error: "must be 'new', 'none', 'continue' or { id }" }).optional(),
   tools: z
-    .array(z.union([z.string(), z.custom<HostTool<never>>(isHostTool)]), { error: "must be an array of pi's tool names and tools made with tool(...)" })
+    .array(z.union([z.string(), z.custom<HostTool>(isHostTool)]), { error: "must be an array of pi's tool names and tools made with tool(...)" })
     .optional(),
   systemPrompt: text().optional(),
   appendSystemPrompt: text().optional(),

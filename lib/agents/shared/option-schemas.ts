@@ -109,7 +109,7 @@ export const RUN_PERMISSION_OPTIONS = {
 export const TOOL_OPTIONS = {
   mcpServers: McpServersSchema.optional(),
   tools: z
-    .array(z.custom<HostTool<never>>(isHostTool, { error: 'must be tools made with tool(...)' }), { error: 'must be an array of tools made with tool(...)' })
+    .array(z.custom<HostTool>(isHostTool, { error: 'must be tools made with tool(...)' }), { error: 'must be an array of tools made with tool(...)' })
     .optional(),
 };
 
