@@ -9,6 +9,7 @@ import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 
 /**
  * geminiSession (acpSession over `gemini --acp`) against the real Gemini CLI and the fake model
@@ -141,4 +142,20 @@ describe('prompt parts and typed answers on the real Gemini CLI', () => {
 
 describe('geminiSession: a file part', () => {
   acpFilePartConformance(geminiPromptAgent, '--- Content from referenced context ---');
+});
+
+describe('host tools and MCP servers on the real Gemini CLI', () => {
+  toolConformance(() => ({
+    name: 'Gemini CLI',
+    tag: TAG,
+    server,
+    // Its ACP updates say no call's input.
+    sessionCallsSayNoInput: true,
+    // It checks a call's input against the tool's schema itself: the model reads its own error.
+    checksInput: 'refuses',
+    // The run cases give no permission (a run with one is an ACP session, as the session case is).
+    run: (prompt, { permission: _permission, ...tools }) => runGemini({ prompt, executable: GEMINI.command, executableArgs: GEMINI.args, cwd: env.cwd, env: { ...env.env, ...TAG.env }, ...tools }),
+    // Its default approval mode asks before every MCP call (yolo would not).
+    session: (tools, onStopped) => geminiSession(options(onStopped, { approvalMode: 'default', ...tools })),
+  }));
 });

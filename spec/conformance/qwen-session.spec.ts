@@ -7,6 +7,7 @@ import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
+import { toolConformance } from './tools-suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -121,4 +122,18 @@ describe('prompt parts and typed answers on the real Qwen Code', () => {
 
 describe('qwenSession: a file part', () => {
   acpFilePartConformance(qwenPromptAgent, 'File: file://');
+});
+
+describe('host tools and MCP servers on the real Qwen Code', () => {
+  toolConformance(() => ({
+    name: 'Qwen Code',
+    tag: TAG,
+    server,
+    // It makes a call's input fit the tool's schema before calling (17 becomes '17').
+    checksInput: 'coerces',
+    // The run cases give no permission (a run with one is an ACP session, as the session case is).
+    run: (prompt, { permission: _permission, ...tools }) => runQwen({ prompt, executable: QWEN.command, executableArgs: QWEN.args, model: 'recall', cwd: env.cwd, env: { ...env.env, ...TAG.env }, ...tools }),
+    // Its default approval mode asks before an untrusted server's call (yolo would not).
+    session: (tools, onStopped) => qwenSession(options(onStopped, { approvalMode: 'default', ...tools })),
+  }));
 });

@@ -6,7 +6,8 @@ import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { field, numberOf } from '../shared/events.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiStderrLine } from './dialect.js';
-import { geminiTools } from './tools.js';
+import { geminiToolNameOfCall, geminiTools } from './tools.js';
+import { allowedMcpServerArgs, settingsMcpServers } from '../acp/mcp-settings.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
 import type { GeminiOwnOptions, GeminiSessionOptions, RunGeminiOptions } from './options.js';
 
@@ -16,6 +17,8 @@ export interface GeminiSetup {
   readonly noRetries: boolean;
   /** The run resumes a session: the empty recording Gemini CLI leaves beside it is removed. */
   readonly resumed: boolean;
+  /** The run's MCP servers in settings.json's form, which replace the user's in its home's settings. */
+  readonly mcpServers?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /**
@@ -26,9 +29,11 @@ export interface GeminiSetup {
  */
 export function geminiRunInvocation(options: RunGeminiOptions, prompt: RunPrompt): RunInvocation<GeminiSetup, GeminiSessionOptions> {
   if (options.permission !== undefined || hasImage(prompt.content)) return geminiSessionRun(options, prompt);
-  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
+  const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, mcpServers, ...rest } = options;
   const common = geminiInvocation(rest, ['--output-format', 'stream-json']);
-  const args = [...common.args];
+  const args = [...common.args, ...onlyTrustedServers(mcpServers, false)];
+  // Settings are the one place a headless run takes MCP servers from (no permission here: a run with one is a session).
+  const servers = mcpServers === undefined || Object.keys(mcpServers).length === 0 ? undefined : settingsMcpServers(mcpServers, { permission: false });
   if (session === 'latest') args.push('--resume=latest');
   else if (typeof session === 'object' && 'resume' in session) args.push(`--resume=${session.resume}`);
   else if (typeof session === 'object') args.push(`--session-id=${session.id}`);
@@ -40,7 +45,7 @@ export function geminiRunInvocation(options: RunGeminiOptions, prompt: RunPrompt
     // Its retries are told only on stderr.
     processOptions: { ...common.processOptions, stdin: runPromptText(prompt), stderrLines: true },
     resuming,
-    ...(common.agentRetry && !resuming ? {} : { setup: { noRetries: !common.agentRetry, resumed: resuming } }),
+    ...(common.agentRetry && !resuming && servers === undefined ? {} : { setup: { noRetries: !common.agentRetry, resumed: resuming, ...(servers === undefined ? {} : { mcpServers: servers }) } }),
   };
 }
 
@@ -59,10 +64,13 @@ function geminiSessionRun(options: RunGeminiOptions, prompt: RunPrompt): Session
 export function geminiSessionInvocation(options: GeminiSessionOptions): SessionInvocation<GeminiSetup> {
   const { permission, permissionTimeoutMs, handlers, mcpServers, ...rest } = options;
   const common = geminiInvocation(rest, ['--acp']);
+  const servers = Object.keys(mcpServers ?? {});
+  // The user's servers are left out of its home's settings; these come at session/new.
+  const setup = { noRetries: !common.agentRetry, resumed: false, ...(servers.length === 0 ? {} : { mcpServers: {} }) };
   return acpSessionInvocation({
     name: 'Gemini CLI',
     executable: common.executable,
-    args: [...common.args, ...common.extraArgs],
+    args: [...common.args, ...onlyTrustedServers(mcpServers, permission !== undefined), ...common.extraArgs],
     processOptions: common.processOptions,
     usageOf: geminiPromptUsage,
     ...(permission === undefined ? {} : { permission }),
@@ -70,11 +78,22 @@ export function geminiSessionInvocation(options: GeminiSessionOptions): SessionI
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers: acpMcpServers(mcpServers) }),
     tools: geminiTools,
-    // Its calls' ids begin with the tool's name (`run_shell_command__…`); its updates say none.
-    toolName: (id) => /^([a-z_]+?)__/.exec(id)?.[1],
+    // Its calls' ids begin with the tool's name (`run_shell_command__…`, `mcp_host_lookup__…`); its updates say none.
+    toolName: (id) => geminiToolNameOfCall(id, servers),
     stderrLine: geminiStderrLine,
-    ...(common.agentRetry ? {} : { setup: { noRetries: true, resumed: false } }),
+    ...(setup.noRetries || setup.mcpServers !== undefined ? { setup } : {}),
   });
+}
+
+/**
+ * `--allowed-mcp-server-names` for each server when every one is trusted and there is no
+ * `permission`: Gemini CLI then connects to no other (an extension's, the system settings'), but
+ * also allows every tool of an allowed server without asking, so that the flag is left out
+ * otherwise (the user's settings' servers are left out of the run's home all the same).
+ */
+function onlyTrustedServers(servers: GeminiSessionOptions['mcpServers'], permission: boolean): readonly string[] {
+  const all = Object.values(servers ?? {});
+  return !permission && all.length > 0 && all.every((server) => server.trust === true) ? allowedMcpServerArgs(servers) : [];
 }
 
 /** What a run and a session share: the flags and the process options. */

@@ -4,7 +4,7 @@ import { geminiDialect } from './dialect.js';
 import { GEMINI_APPROVAL_MODES, GEMINI_OPTIONS, type GeminiRunSpecOptions, type GeminiSessionOptions, type RunGeminiOptions } from './options.js';
 import { recognizesGeminiOutput } from './recognize.js';
 import { removingResumeLeftovers } from './setup/resume-leftovers.js';
-import { geminiHome, geminiNoRetryOverlay } from './setup/settings-overlay.js';
+import { geminiHome, geminiSettingsOverlay } from './setup/settings-overlay.js';
 import { choiceFlag, sessionFlag } from '../shared/flags.js';
 
 /**
@@ -75,6 +75,30 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *   (`terminal.completed.output` / `turn.completed.output`, else `output-schema`).
  * - A tool's diff (a file it wrote) or image, where an ACP session's `tool_call_update` carries one,
  *   is in `tool.completed.content`; a run's stream-json `tool_result` has text only.
+ *
+ * **MCP servers and host tools** (`mcpServers`, `tools`):
+ * - A run writes them into its home's settings (`mcpServers`: stdio `{ command, args, env }`, http
+ *   `{ httpUrl, headers }`, `trust: true` for a trusted server), in place of the user's own servers;
+ *   the headers (the host tools' token) are in that file only, readable by this user alone, never
+ *   in the arguments. A session gives them at `session/new` (Gemini CLI takes http servers there:
+ *   `mcpCapabilities.http`), its home's settings without the user's servers. When every server is
+ *   trusted and there is no `permission`, `--allowed-mcp-server-names` keeps out the servers of
+ *   extensions and system settings too; otherwise those still connect (the flag would also allow
+ *   every tool of the servers it names without asking).
+ * - Gemini CLI names an MCP tool `mcp_<server>_<tool>`; its messages say `mcp__<server>__<tool>`
+ *   (a run reads the server up to the name's first `_`, as Gemini CLI's policies do; a session
+ *   knows its servers' names). Their kind is `other`. A session's calls say no input (Gemini
+ *   CLI's ACP updates carry none): `tool.call.input` is `{ title }`, e.g. `lookup (host MCP Server)`.
+ * - Trust: a run's trusted server's tools run without asking; an untrusted one's are not even
+ *   offered to the model in a headless run unless `approvalMode: 'yolo'`. A session asks
+ *   (`session/request_permission`, `tool: 'mcp__<server>__<tool>'`, title `<tool> (<server> MCP
+ *   Server)`) for every MCP call in its default approval mode: a trusted server's are allowed by
+ *   policy when there is no `permission`, and with one, every call goes through it (a run with
+ *   `permission` is such a session).
+ * - A call's time limit is the server's `timeout` in Gemini CLI's settings (default 10 minutes,
+ *   not set here). An abort of the turn ends a pending call at once for Gemini CLI (`tool.failed`,
+ *   `Tool call aborted`) but sends the server nothing (no `notifications/cancelled`): a host
+ *   tool's signal fires because the host ends its calls on the abort; another server's call runs on.
  */
 export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSessionOptions, GeminiSetup, GeminiRunSpecOptions> = {
   name: 'gemini',
@@ -84,15 +108,15 @@ export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSess
   run: geminiRunInvocation,
   session: geminiSessionInvocation,
   dialect: geminiDialect,
-  // Sessions give them at `session/new`; runs do not yet.
-  mcp: { runs: false, sessions: true },
+  // Runs in their home's settings, sessions at `session/new`.
+  mcp: { runs: true, sessions: true },
   flags: [
     choiceFlag('approval-mode', 'approvalMode', GEMINI_APPROVAL_MODES, '<mode>', `gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'gemini: new, latest or a session id (or index) to resume'),
   ],
   recognizesOutput: recognizesGeminiOutput,
   setup: {
-    overlay: (setup) => (setup.noRetries ? geminiNoRetryOverlay() : undefined),
+    overlay: (setup) => (setup.noRetries || setup.mcpServers !== undefined ? geminiSettingsOverlay(setup) : undefined),
     messages: (setup, env) => (setup.resumed ? removingResumeLeftovers(() => geminiHome(env)) : undefined),
   },
 };

@@ -13,7 +13,7 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
 import { geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';
-import { geminiTools } from './tools.js';
+import { geminiToolName, geminiTools } from './tools.js';
 
 const known = narrowEvents<GeminiEvent>();
 
@@ -115,7 +115,7 @@ function mapGeminiEvent(state: GeminiState, event: AgentEvent): readonly CliMess
     }
     case 'tool_use': {
       const call = known(event, 'tool_use');
-      return call === null ? [] : state.tools.call(call.tool_id, call.tool_name, call.parameters);
+      return call === null ? [] : state.tools.call(call.tool_id, geminiToolName(call.tool_name), call.parameters);
     }
     case 'tool_result': {
       const result = known(event, 'tool_result');

@@ -23,7 +23,13 @@ export type GeminiApprovalMode = (typeof GEMINI_APPROVAL_MODES)[number];
  */
 export type GeminiSessionChoice = 'new' | 'latest' | { readonly id: string } | { readonly resume: string };
 
-/** Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+/**
+ * Options of `runGemini`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through.
+ * `mcpServers` and host `tools` go into the run's own home's settings (the user's servers left
+ * out): a trusted server's tools run without asking, an untrusted one's are offered to the model
+ * only with `approvalMode: 'yolo'` (a run with `permission` is an ACP session that asks for each
+ * call). Their calls are named `mcp__<server>__<tool>`.
+ */
 export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
@@ -46,7 +52,8 @@ export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions,
 /**
  * Options of `geminiSession` (`gemini --acp`): `runGemini`'s without the prompt and the session
  * (an ACP session is a new one), and what an ACP client decides: the agent's permission requests,
- * the client's file system, MCP servers (as for `acpSession`).
+ * the client's file system. MCP servers (`mcpServers`, and the server of host `tools`) go at
+ * `session/new`; a trusted one's calls are allowed by policy when there is no `permission`.
  */
 export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, PermissionOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */

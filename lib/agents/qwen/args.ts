@@ -1,4 +1,5 @@
-import { acpMcpServers } from '../../tools/mcp-servers.js';
+import type { McpServers } from '../../tools/mcp-servers.js';
+import { allowedMcpServerArgs, settingsMcpServers } from '../acp/mcp-settings.js';
 import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
 import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
@@ -13,6 +14,8 @@ export interface QwenSetup {
   readonly noRetries: boolean;
   /** An ACP session: its model is said to take images (its prompts may carry some). */
   readonly images?: boolean;
+  /** The MCP servers in settings.json's form (each `alwaysLoadTools`), which replace the user's. */
+  readonly mcpServers?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /**
@@ -34,7 +37,8 @@ export function qwenRunInvocation(options: RunQwenOptions, prompt: RunPrompt): R
   }
   if (options.permission !== undefined || hasImage(prompt.content)) return qwenSessionRun(options, prompt);
   const { prompt: _prompt, outputSchema: _outputSchema, session = 'new', permission: _permission, permissionTimeoutMs: _permissionTimeoutMs, ...rest } = options;
-  const common = qwenInvocation(rest, ['--output-format', 'stream-json', '--include-partial-messages']);
+  // No permission here: a run with one is a session.
+  const common = qwenInvocation(rest, ['--output-format', 'stream-json', '--include-partial-messages'], false);
   const args = [...common.args];
   if (session === 'latest') args.push('--continue');
   else if (typeof session === 'object' && 'resume' in session) args.push(`--resume=${session.resume}`);
@@ -100,8 +104,9 @@ function qwenSessionRun(options: RunQwenOptions, prompt: RunPrompt): SessionRunI
  * prompt with an API error, a failed turn.
  */
 export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvocation<QwenSetup> {
-  const { permission, permissionTimeoutMs, handlers, mcpServers, ...rest } = options;
-  const common = qwenInvocation(rest, ['--acp']);
+  const { permission, permissionTimeoutMs, handlers, ...rest } = options;
+  // Its MCP servers are in its settings, not given at session/new: only there are their tools declared to the model.
+  const common = qwenInvocation(rest, ['--acp'], permission !== undefined);
   return acpSessionInvocation({
     name: 'Qwen Code',
     executable: common.executable,
@@ -110,24 +115,29 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
-    ...(mcpServers === undefined ? {} : { mcpServers: acpMcpServers(mcpServers) }),
     tools: qwenTools,
     stderrLine: qwenStderrLine,
     setup: { ...common.setup, images: true },
   });
 }
 
-/** What a run and a session share: the flags, the process options and the settings overlay. */
-function qwenInvocation<O extends QwenOwnOptions>(options: O, mode: readonly string[]) {
-  const { executable, executableArgs = [], model, approvalMode, agentRetry = true, extraArgs = [], ...processOptions } = options;
+/**
+ * What a run and a session share: the flags, the process options and the settings overlay, with
+ * the MCP servers in it (`permission`: the run or session has a policy, no server is trusted).
+ */
+function qwenInvocation<O extends QwenOwnOptions & { readonly mcpServers?: McpServers | undefined; readonly tools?: unknown }>(options: O, mode: readonly string[], permission: boolean) {
+  const { executable, executableArgs = [], model, approvalMode, agentRetry = true, extraArgs = [], mcpServers, tools: _tools, ...processOptions } = options;
   const args = [...executableArgs, ...mode];
   if (model !== undefined) args.push(`--model=${model}`);
   if (approvalMode !== undefined) args.push(`--approval-mode=${approvalMode}`);
+  // Only these servers connect, whatever the settings, a workspace or an extension name.
+  args.push(...allowedMcpServerArgs(mcpServers));
+  const servers = mcpServers === undefined || Object.keys(mcpServers).length === 0 ? undefined : settingsMcpServers(mcpServers, { permission, alwaysLoadTools: true });
   return {
     executable,
     args,
     extraArgs,
-    setup: { noRetries: !agentRetry },
+    setup: { noRetries: !agentRetry, ...(servers === undefined ? {} : { mcpServers: servers }) },
     processOptions: {
       // SIGTERM (as SIGINT) makes Qwen Code kill its tool's process group (its own session) and
       // exit 130 within tens of ms, without a result line.
@@ -139,6 +149,9 @@ function qwenInvocation<O extends QwenOwnOptions>(options: O, mode: readonly str
         QWEN_CODE_NO_RELAUNCH: 'true',
         // Else every headless yolo run warns on stderr that it has no sandbox.
         QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
+        // Its MCP servers connect before the session is made: else an ACP session's first prompt
+        // goes to the model before their tools are known (Qwen Code does not wait there).
+        ...(servers === undefined ? {} : { QWEN_CODE_LEGACY_MCP_BLOCKING: '1' }),
         ...(processOptions as { readonly env?: Readonly<Record<string, string | undefined>> }).env,
       },
     },

@@ -77,6 +77,28 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *   told in the prompt and the final text validated.
  * - A tool's diff (a file it wrote) or image, where an ACP session's `tool_call_update` carries one,
  *   is in `tool.completed.content`; a run's stream-json `tool_result` has text only.
+ *
+ * **MCP servers and host tools** (`mcpServers`, `tools`):
+ * - Runs and sessions alike write them into their overlay's settings (`mcpServers`: stdio
+ *   `{ command, args, env }`, http `{ httpUrl, headers }`), in place of the user's own servers; the
+ *   headers (the host tools' token) are in that file only, readable by this user alone, never in
+ *   the arguments. Not at ACP's `session/new`, which Qwen Code takes (http too) but whose servers'
+ *   tools it hides behind its tool search: in the settings each server has `alwaysLoadTools: true`,
+ *   so its tools are offered to the model as they are. `--allowed-mcp-server-names` for each server
+ *   keeps out every other (the user's workspace's, an extension's). `QWEN_CODE_LEGACY_MCP_BLOCKING=1`
+ *   makes Qwen Code connect them before the session starts: an ACP session's first prompt would go
+ *   to the model before their tools are known otherwise.
+ * - Qwen Code names their tools `mcp__<server>__<tool>` itself; their kind is `other`.
+ * - Trust: a trusted server has `trust: true` when there is no `permission`, and Qwen Code calls
+ *   its tools without asking (a session asks nothing either). An untrusted one's calls are asked
+ *   in a session (`session/request_permission`, `_meta.toolName` `mcp__<server>__<tool>`, the
+ *   input as its title, options allow and deny) and declined in a headless run ("non-interactive
+ *   mode cannot prompt for confirmation"; the model reads that) unless `approvalMode: 'yolo'`.
+ *   With `permission`, no server is trusted: every call goes through it.
+ * - A call's time limit is the server's `timeout` (default 10 minutes) and `mcp.toolIdleTimeoutMs`
+ *   (default 5 minutes without a response or progress), Qwen Code's settings, not set here. An
+ *   abort of the turn cancels a pending call: Qwen Code aborts the MCP request (the SDK sends
+ *   `notifications/cancelled`), and its `tool.failed` says `Tool call aborted`.
  */
 export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptions, QwenSetup, QwenRunSpecOptions> = {
   name: 'qwen',
@@ -86,8 +108,8 @@ export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptio
   run: qwenRunInvocation,
   session: qwenSessionInvocation,
   dialect: qwenDialect,
-  // Sessions give them at `session/new`; runs do not yet.
-  mcp: { runs: false, sessions: true },
+  // Runs and sessions alike in their settings.
+  mcp: { runs: true, sessions: true },
   flags: [
     choiceFlag('approval-mode', 'approvalMode', QWEN_APPROVAL_MODES, '<mode>', `qwen: ${QWEN_APPROVAL_MODES.join(', ')} (without yolo a run has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'qwen: new, latest or a session id to resume'),

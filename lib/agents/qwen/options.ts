@@ -30,7 +30,13 @@ export type QwenSessionChoice = 'new' | 'latest' | { readonly id: string } | { r
  */
 export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
 
-/** Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
+/**
+ * Options of `runQwen`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through.
+ * `mcpServers` and host `tools` go into the run's own settings (the user's servers left out): a
+ * trusted server's tools run without asking, an untrusted one's calls are declined unless
+ * `approvalMode: 'yolo'` (a run with `permission` is an ACP session that asks for each call).
+ * Their calls are named `mcp__<server>__<tool>`.
+ */
 export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
@@ -55,7 +61,9 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
 /**
  * Options of `qwenSession` (`qwen --acp`): `runQwen`'s without the prompt and the session (an ACP
  * session is a new one), and what an ACP client decides: the agent's permission requests, the
- * client's file system, MCP servers (as for `acpSession`).
+ * client's file system. MCP servers (`mcpServers`, and the server of host `tools`) go into the
+ * session's settings, as for a run; a trusted one's tools run without asking when there is no
+ * `permission`, and with one every call is asked.
  */
 export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */

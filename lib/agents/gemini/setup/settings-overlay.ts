@@ -2,6 +2,7 @@ import type { RunOverlay } from '../../definition.js';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { asRecord, createConfigOverlay, type SettingsOverlay } from '../../shared/setup/settings-overlay.js';
+import { withMcpServers } from '../../acp/mcp-settings.js';
 
 /** The variable Gemini CLI reads its home from (the folder that holds `.gemini`), instead of HOME. */
 export const GEMINI_HOME_ENV = 'GEMINI_CLI_HOME';
@@ -36,11 +37,33 @@ export function withoutRetries(settings: Record<string, unknown>): Record<string
   return { ...settings, general: { ...asRecord(settings['general']), maxAttempts: 1 } };
 }
 
-/** The overlay a Gemini CLI run or session gets with `agentRetry: false`: its settings with one attempt per request. */
-export function geminiNoRetryOverlay(): RunOverlay {
+/** What a run's settings change of the user's. */
+export interface GeminiSettingsPatch {
+  /** One attempt per model request (`general.maxAttempts: 1`). */
+  readonly noRetries: boolean;
+  /** The run's MCP servers in settings.json's form: they replace the user's (`mcpServers`, `mcp.allowed`). */
+  readonly mcpServers?: Readonly<Record<string, Record<string, unknown>>>;
+}
+
+/**
+ * The overlay a Gemini CLI run gets with `agentRetry: false` (its settings with one attempt per
+ * request) or MCP servers (the settings' servers are the run's alone; their headers are in the
+ * overlay's `settings.json`, readable by this user only).
+ */
+export function geminiSettingsOverlay(patch: GeminiSettingsPatch): RunOverlay {
+  const { noRetries, mcpServers } = patch;
+  const more = [...(noRetries ? ['without retries'] : []), ...(mcpServers === undefined ? [] : ['with its MCP servers'])];
   return {
-    create: (env, parent) => createGeminiHomeOverlay(geminiHome(env), withoutRetries, parent),
+    create: (env, parent) =>
+      createGeminiHomeOverlay(
+        geminiHome(env),
+        (settings) => {
+          const tried = noRetries ? withoutRetries(settings) : settings;
+          return mcpServers === undefined ? tried : withMcpServers(tried, { ...mcpServers });
+        },
+        parent,
+      ),
     env: GEMINI_HOME_ENV,
-    what: "Gemini CLI's settings without retries",
+    what: `Gemini CLI's settings ${more.join(' and ')}`,
   };
 }

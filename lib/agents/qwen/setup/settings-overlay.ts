@@ -2,6 +2,7 @@ import type { RunOverlay } from '../../definition.js';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { asRecord, createConfigOverlay, type SettingsOverlay } from '../../shared/setup/settings-overlay.js';
+import { withMcpServers } from '../../acp/mcp-settings.js';
 
 /** The variable Qwen Code reads its configuration folder from, instead of `~/.qwen`. */
 export const QWEN_HOME_ENV = 'QWEN_HOME';
@@ -26,6 +27,8 @@ export interface QwenSettingsPatch {
    * model) it replaces every image of a prompt with the text `[image: image/png]`, silently.
    */
   readonly images?: boolean;
+  /** The run's MCP servers in settings.json's form: they replace the user's (`mcpServers`). */
+  readonly mcpServers?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /**
@@ -34,7 +37,8 @@ export interface QwenSettingsPatch {
  * request the run waits for and counts); no follow-up suggestions (after each ACP turn a side
  * request, and a stall of a second before the turn's answer); no inhibitor process that keeps the
  * machine awake while a model streams. With `noRetries`, its HTTP client does not retry; with
- * `images`, the model is said to take images.
+ * `images`, the model is said to take images; with `mcpServers`, those are its servers (the
+ * user's left out).
  */
 export function quietSettings(patch: QwenSettingsPatch): (settings: Record<string, unknown>) => Record<string, unknown> {
   return (settings) => {
@@ -45,8 +49,9 @@ export function quietSettings(patch: QwenSettingsPatch): (settings: Record<strin
       ...(patch.noRetries ? { maxRetries: 0 } : {}),
       ...(patch.images === true ? { modalities: { ...asRecord(generationConfig['modalities']), image: true } } : {}),
     };
+    const served = patch.mcpServers === undefined ? settings : withMcpServers(settings, { ...patch.mcpServers });
     return {
-      ...settings,
+      ...served,
       general: { ...asRecord(settings['general']), enableAutoUpdate: false, preventSystemSleep: false },
       privacy: { ...asRecord(settings['privacy']), usageStatisticsEnabled: false },
       telemetry: { ...asRecord(settings['telemetry']), enabled: false },
@@ -69,7 +74,7 @@ export function createQwenHomeOverlay(realDir: string, patch: QwenSettingsPatch,
 
 /** The overlay every Qwen Code run and session gets: quiet settings, and with `noRetries` no HTTP retries, with `images` a model that takes images. */
 export function qwenSettingsOverlay(patch: QwenSettingsPatch): RunOverlay {
-  const more = [...(patch.noRetries ? ['without retries'] : []), ...(patch.images === true ? ['with images'] : [])];
+  const more = [...(patch.noRetries ? ['without retries'] : []), ...(patch.images === true ? ['with images'] : []), ...(patch.mcpServers === undefined ? [] : ['with its MCP servers'])];
   return {
     create: (env, parent) => createQwenHomeOverlay(qwenHome(env), patch, parent),
     env: QWEN_HOME_ENV,

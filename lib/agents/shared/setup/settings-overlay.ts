@@ -35,7 +35,8 @@ export function createConfigOverlay(options: ConfigOverlayOptions): SettingsOver
     for (const entry of entries) {
       if (entry !== 'settings.json') symlinkSync(join(realDir, entry), join(configDir, entry));
     }
-    writeFileSync(join(configDir, 'settings.json'), `${JSON.stringify(patch(readSettings(join(realDir, 'settings.json'))), null, 2)}\n`);
+    // This user's alone: it may hold secrets (an MCP server's headers).
+    writeFileSync(join(configDir, 'settings.json'), `${JSON.stringify(patch(readSettings(join(realDir, 'settings.json'))), null, 2)}\n`, { mode: 0o600 });
   } catch (error) {
     removeOverlay(dir);
     throw error;
