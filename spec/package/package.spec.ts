@@ -14,7 +14,7 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet'];
 // What the package itself imports at run time, linked into the consumer from the checkout.
-const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', 'bullmq', 'ioredis'];
+const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/client', 'bullmq', 'ioredis'];
 
 interface Manifest {
   exports: Record<string, string | { types: string; default: string }>;
@@ -54,6 +54,7 @@ beforeAll(async () => {
 
   consumer = join(work, 'consumer');
   mkdirSync(join(consumer, 'node_modules/@agentclientprotocol'), { recursive: true });
+  mkdirSync(join(consumer, 'node_modules/@modelcontextprotocol'), { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules')]);
   unpacked = join(consumer, 'node_modules/agent-rx');
   renameSync(join(consumer, 'node_modules/package'), unpacked);
@@ -180,6 +181,7 @@ describe('a consumer of the packed package', () => {
   it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, and agent-rx still loads', async () => {
     const bare = join(work, 'consumer-without-peers');
     mkdirSync(join(bare, 'node_modules/@agentclientprotocol'), { recursive: true });
+    mkdirSync(join(bare, 'node_modules/@modelcontextprotocol'), { recursive: true });
     cpSync(unpacked, join(bare, 'node_modules/agent-rx'), { recursive: true });
     for (const name of RUNTIME_PACKAGES.filter((name) => name !== 'bullmq' && name !== 'ioredis')) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
     writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'consumer-without-peers', private: true, type: 'module' }));
