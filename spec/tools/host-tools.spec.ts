@@ -252,6 +252,30 @@ describe('runs and sessions with host tools', () => {
     await client.close().catch(() => undefined);
   });
 
+  it("a session's pending call ends with its turn (turn.completed or turn.failed)", async () => {
+    let seen: AbortSignal | undefined;
+    const pending = tool({ name: 'pending', description: 'd', input: z.object({}), run: (_input, { signal }) => ((seen = signal), NEVER) });
+    let config: McpHttpServer | undefined;
+    const turns = new Subject<SessionMessage>();
+    const subscription = new Subject<SessionCommand>()
+      .pipe(
+        sessionWithHostTools([pending], true, (server) => () => {
+          config = server;
+          return turns;
+        }),
+      )
+      .subscribe();
+    await until(() => config !== undefined, 'the server started');
+    const client = await clientOf(config as McpHttpServer);
+    const call = client.callTool({ name: 'pending', arguments: {} });
+    await until(() => seen !== undefined, 'the call pending');
+    turns.next({ type: 'turn.completed', turn: 1 } as SessionMessage);
+    expect(await call).toMatchObject({ isError: true, content: [{ text: 'pending was ended: the turn ended' }] });
+    expect(seen?.aborted).toBe(true);
+    subscription.unsubscribe();
+    await client.close().catch(() => undefined);
+  });
+
   it('options: two tools of a name, a server named like the tools one, or an agent that cannot take them are TypeErrors', () => {
     expect(() => runPi({ prompt: 'x', tools: [lookup, lookup] })).toThrow(/two tools named lookup_order/);
     expect(() => runPi({ prompt: 'x', tools: [lookup], mcpServers: { host: { command: 'x' } } })).toThrow(/must not name a server "host"/);
