@@ -67,6 +67,26 @@ async function within<T>(promise: Promise<T>, ms: number, what: () => string): P
   }
 }
 
+/** A host tool `wait_forever` whose `run` never settles: when it was called, and the signal it got. */
+function pendingTool(): { readonly tool: HostTool; readonly started: Promise<void>; signal(): AbortSignal | undefined } {
+  let seen: AbortSignal | undefined;
+  let called!: () => void;
+  const started = new Promise<void>((resolve) => {
+    called = resolve;
+  });
+  const waitForever = tool({
+    name: 'wait_forever',
+    description: 'Never answers',
+    input: z.object({}),
+    run: (_input, { signal }) => {
+      seen = signal;
+      called();
+      return new Promise(() => undefined);
+    },
+  });
+  return { tool: waitForever, started, signal: () => seen };
+}
+
 /** A prompt of the `call_tool` scenario. */
 const ask = (name: string, input: Record<string, unknown>): string => `${scenarioMarker('call_tool')}${callToolText(name, input)}`;
 
@@ -101,11 +121,7 @@ export function toolConformance(agent: () => ToolAgent): void {
     const lookups: unknown[] = [];
     let exploded = 0;
     let forbidden = 0;
-    let pendingSignal: AbortSignal | undefined;
-    let pendingStarted!: () => void;
-    const started = new Promise<void>((resolve) => {
-      pendingStarted = resolve;
-    });
+    const pending = pendingTool();
     const lookupOrder = tool({
       name: 'lookup_order',
       description: 'Looks an order up by its id',
@@ -133,22 +149,12 @@ export function toolConformance(agent: () => ToolAgent): void {
         return 'should not run';
       },
     });
-    const waitForever = tool({
-      name: 'wait_forever',
-      description: 'Never answers',
-      input: z.object({}),
-      run: (_input, { signal }) => {
-        pendingSignal = signal;
-        pendingStarted();
-        return new Promise(() => undefined);
-      },
-    });
     const asked: string[] = [];
     const permission: PermissionPolicy = (request) => {
       asked.push(request.tool);
       return request.tool.endsWith('forbidden') ? 'deny' : 'allow';
     };
-    const driver = new SessionDriver((onStopped) => agent().session({ tools: [lookupOrder, explode, forbiddenTool, waitForever], permission }, onStopped));
+    const driver = new SessionDriver((onStopped) => agent().session({ tools: [lookupOrder, explode, forbiddenTool, pending.tool], permission }, onStopped));
     drivers.push(driver);
 
     // A valid call: run once with the input, its answer in the model's next request.
@@ -199,10 +205,10 @@ export function toolConformance(agent: () => ToolAgent): void {
 
     // An abort while run is pending: its signal fires, the turn ends, the session goes on.
     driver.send({ type: 'prompt', text: ask('wait_forever', {}) });
-    await within(started, 120_000, () => `wait_forever was not called; got ${driver.turn(5).map((message) => message.type).join(', ')}`);
+    await within(pending.started, 120_000, () => `wait_forever was not called; got ${driver.turn(5).map((message) => message.type).join(', ')}`);
     driver.send({ type: 'abort' });
     expect(await driver.nextOf('turn.failed', 120_000)).toMatchObject({ turn: 5, reason: 'aborted' });
-    expect(pendingSignal?.aborted).toBe(true);
+    expect(pending.signal()?.aborted).toBe(true);
 
     driver.end();
     expect(await driver.nextOf('terminal.completed', 60_000)).toMatchObject({ type: 'terminal.completed' });
@@ -232,31 +238,17 @@ export function toolConformance(agent: () => ToolAgent): void {
   }, 180_000);
 
   it("a run: host tools without a permission are the caller's to use; unsubscribing while run is pending fires its signal and leaves no process", async () => {
-    let pendingSignal: AbortSignal | undefined;
-    let pendingStarted!: () => void;
-    const started = new Promise<void>((resolve) => {
-      pendingStarted = resolve;
-    });
-    const waitForever = tool({
-      name: 'wait_forever',
-      description: 'Never answers',
-      input: z.object({}),
-      run: (_input, { signal }) => {
-        pendingSignal = signal;
-        pendingStarted();
-        return new Promise(() => undefined);
-      },
-    });
+    const pending = pendingTool();
     const messages: CliMessage[] = [];
     const subscription = agent()
-      .run(ask('wait_forever', {}), { tools: [waitForever] })
+      .run(ask('wait_forever', {}), { tools: [pending.tool] })
       .subscribe((message) => messages.push(message));
     try {
-      await within(started, 120_000, () => `wait_forever was not called; got ${messages.map((message) => message.type).join(', ')}`);
+      await within(pending.started, 120_000, () => `wait_forever was not called; got ${messages.map((message) => message.type).join(', ')}`);
     } finally {
       subscription.unsubscribe();
     }
-    expect(pendingSignal?.aborted).toBe(true);
+    expect(pending.signal()?.aborted).toBe(true);
     expect(callOf(messages, 'mcp__host__wait_forever').calls).toHaveLength(1);
   }, 180_000);
 }

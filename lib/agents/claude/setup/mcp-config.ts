@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunOverlay } from '../../definition.js';
+import { fileFolder } from '../../shared/setup/file-folder.js';
 import type { McpServers } from '../../../tools/mcp-servers.js';
 
 /** The file's name inside the overlay folder. */
@@ -30,25 +30,7 @@ export function claudeMcpConfig(servers: McpServers): { readonly mcpServers: Rea
  */
 export function claudeMcpOverlay(servers: McpServers): RunOverlay {
   return {
-    create: (_env, parent) => {
-      const dir = mkdtempSync(join(parent, 'agent-rx-claude-mcp-'));
-      try {
-        writeFileSync(join(dir, MCP_CONFIG_FILE), `${JSON.stringify(claudeMcpConfig(servers))}\n`, { mode: 0o600 });
-      } catch (error) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
-      return {
-        dir,
-        remove: () => {
-          try {
-            rmSync(dir, { recursive: true, force: true });
-          } catch {
-            // already gone
-          }
-        },
-      };
-    },
+    create: (_env, parent) => fileFolder(parent, 'agent-rx-claude-mcp-', MCP_CONFIG_FILE, `${JSON.stringify(claudeMcpConfig(servers))}\n`),
     args: (dir) => ['--mcp-config', join(dir, MCP_CONFIG_FILE), '--strict-mcp-config'],
     what: "Claude Code's MCP config file",
   };

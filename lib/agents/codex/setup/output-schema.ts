@@ -1,6 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunOverlay } from '../../definition.js';
+import { fileFolder } from '../../shared/setup/file-folder.js';
 import type { JsonSchemaObject } from '../../../messages.js';
 
 /** The file's name inside the overlay folder. */
@@ -15,25 +15,7 @@ export const OUTPUT_SCHEMA_FILE = 'schema.json';
  */
 export function codexOutputSchemaOverlay(schema: JsonSchemaObject): RunOverlay {
   return {
-    create: (_env, parent) => {
-      const dir = mkdtempSync(join(parent, 'agent-rx-codex-schema-'));
-      try {
-        writeFileSync(join(dir, OUTPUT_SCHEMA_FILE), `${JSON.stringify(schema)}\n`);
-      } catch (error) {
-        rmSync(dir, { recursive: true, force: true });
-        throw error;
-      }
-      return {
-        dir,
-        remove: () => {
-          try {
-            rmSync(dir, { recursive: true, force: true });
-          } catch {
-            // already gone
-          }
-        },
-      };
-    },
+    create: (_env, parent) => fileFolder(parent, 'agent-rx-codex-schema-', OUTPUT_SCHEMA_FILE, `${JSON.stringify(schema)}\n`),
     args: (dir) => ['--output-schema', join(dir, OUTPUT_SCHEMA_FILE)],
     what: "Codex's output schema file",
   };
