@@ -23,10 +23,12 @@ import { benchFile, check, ratios, summarize, type Summary } from './util.js';
 /**
  * A host tool's call against the same answer from the agent's own shell tool, on the real CLIs
  * and the fake model server on 127.0.0.1. For each agent, `repetitions` times, each in a fresh
- * session with `permission: 'allow-all'` (so both calls take the same permission path): the model
- * calls the host tool `say_hello` (answers `hello`), then, in the next turn, the shell tool with
- * `echo hello`. Timed from the agent's `tool.call` to its `tool.completed`, and from the prompt to
- * the turn's end.
+ * session with `permission: 'allow-all'` (so both calls take the same permission path): after a
+ * first turn without tools (the agent started, its MCP servers connected), the model calls the host
+ * tool `say_hello` (answers `hello`) in one turn and the shell tool with `echo hello` in another,
+ * in turns (host first in even repetitions, shell first in odd ones). Timed from the prompt to the
+ * turn's end, and from the agent's `tool.call` to its `tool.completed` (ACP agents say both at once
+ * for an MCP call: 0 there says nothing).
  */
 export interface HostToolRow {
   readonly agent: string;
@@ -36,6 +38,8 @@ export interface HostToolRow {
   readonly shellCall: Summary;
   /** The host tool's call over the shell's, per repetition. */
   readonly ratio: Summary;
+  /** The turn with the host tool over the turn with the shell tool, per repetition. */
+  readonly turnRatio: Summary;
   /** Prompt → turn end with the host tool, ms. */
   readonly hostTurn: Summary;
   /** Prompt → turn end with the shell tool, ms. */
@@ -51,6 +55,8 @@ interface Agent {
 const sayHello = tool({ name: 'say_hello', description: 'Says hello', input: z.object({}), run: () => 'hello' });
 const hostPrompt = `${scenarioMarker('call_tool')}${callToolText('say_hello', {})}`;
 const shellPrompt = `${scenarioMarker('bash_tool')}run echo hello`;
+/** A first turn without tools: the agent's start and its MCP connections are behind it when the timed turns begin. */
+const warmUp = `${scenarioMarker('echo')}hello`;
 
 export async function hostToolLatencies(repetitions: number): Promise<HostToolRow[]> {
   const server = await startFakeModelServer();
@@ -131,7 +137,7 @@ async function timedTurn(session: OperatorFunction<SessionCommand, SessionMessag
         if (message.type === 'tool.call') callAt = performance.now();
         if (message.type === 'tool.completed' || message.type === 'tool.failed') call = performance.now() - callAt;
         if (message.type === 'turn.completed' || message.type === 'turn.failed') {
-          check(message.type === 'turn.completed' && !Number.isNaN(call), `${agent}: turn ${String(times.length + 1)} ended without its tool's call (${message.type})`);
+          check(message.type === 'turn.completed' && (times.length === 0 || !Number.isNaN(call)), `${agent}: turn ${String(times.length + 1)} ended without its tool's call (${message.type})`);
           times.push({ call, turn: performance.now() - sent });
           next();
         }
@@ -155,7 +161,9 @@ async function measure(agent: Agent, repetitions: number): Promise<HostToolRow> 
   const host: { call: number[]; turn: number[] } = { call: [], turn: [] };
   const shell: { call: number[]; turn: number[] } = { call: [], turn: [] };
   for (let i = 0; i < repetitions; i += 1) {
-    const [withHost, withShell] = await timedTurn(agent.session(tag, [sayHello]), [hostPrompt, shellPrompt], agent.name);
+    const hostFirst = i % 2 === 0;
+    const [, first, second] = await timedTurn(agent.session(tag, [sayHello]), [warmUp, ...(hostFirst ? [hostPrompt, shellPrompt] : [shellPrompt, hostPrompt])], agent.name);
+    const [withHost, withShell] = hostFirst ? [first, second] : [second, first];
     check(withHost !== undefined && withShell !== undefined, `${agent.name}: two turns`);
     host.call.push(withHost.call);
     host.turn.push(withHost.turn);
@@ -169,6 +177,7 @@ async function measure(agent: Agent, repetitions: number): Promise<HostToolRow> 
     hostCall: summarize(host.call),
     shellCall: summarize(shell.call),
     ratio: ratios(host.call, shell.call),
+    turnRatio: ratios(host.turn, shell.turn),
     hostTurn: summarize(host.turn),
     shellTurn: summarize(shell.turn),
   };

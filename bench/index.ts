@@ -304,9 +304,9 @@ try {
     result['tools'] = tools;
     report.push(
       ...table(
-        `Host tools on the real CLIs (fake model server on 127.0.0.1), ${tools[0]?.hostCall.runs ?? 0} fresh sessions each: a host tool's call (\`tool(...)\`, answering \`hello\`) against the agent's own shell tool running \`echo hello\`, from the agent's \`tool.call\` to its \`tool.completed\`, and from the prompt to the turn's end`,
-        ['agent', 'host tool call ms', "baseline: shell tool's call ms", 'host / shell', 'turn with the host tool ms', 'turn with the shell tool ms'],
-        tools.map((row) => [row.agent, spread(row.hostCall, 1), spread(row.shellCall, 1), x(row.ratio), spread(row.hostTurn, 1), spread(row.shellTurn, 1)]),
+        `Host tools on the real CLIs (fake model server on 127.0.0.1), ${tools[0]?.hostCall.runs ?? 0} fresh sessions each, after a warm-up turn: a turn whose tool is a host tool (\`tool(...)\`, answering \`hello\`) against one whose tool is the agent's own shell running \`echo hello\`, prompt → turn end; and the call alone, \`tool.call\` → \`tool.completed\` (ACP agents say both at once)`,
+        ['agent', 'turn with the host tool ms', "baseline: turn with the shell tool ms", 'host / shell turn', 'host tool call ms', 'shell tool call ms'],
+        tools.map((row) => [row.agent, spread(row.hostTurn, 1), spread(row.shellTurn, 1), x(row.turnRatio), spread(row.hostCall, 1), spread(row.shellCall, 1)]),
       ),
     );
   }
