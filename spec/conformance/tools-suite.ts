@@ -240,11 +240,21 @@ export function toolConformance(agent: () => ToolAgent): void {
   it("a run: host tools without a permission are the caller's to use; unsubscribing while run is pending fires its signal and leaves no process", async () => {
     const pending = pendingTool();
     const messages: CliMessage[] = [];
+    let called!: () => void;
+    // The agent may say the call on stdout a moment after it made it.
+    const said = new Promise<void>((resolve) => {
+      called = resolve;
+    });
     const subscription = agent()
       .run(ask('wait_forever', {}), { tools: [pending.tool] })
-      .subscribe((message) => messages.push(message));
+      .subscribe((message) => {
+        messages.push(message);
+        if (message.type === 'tool.call' && message.name === 'mcp__host__wait_forever') called();
+      });
+    const got = (): string => messages.map((message) => message.type).join(', ');
     try {
-      await within(pending.started, 120_000, () => `wait_forever was not called; got ${messages.map((message) => message.type).join(', ')}`);
+      await within(pending.started, 120_000, () => `wait_forever was not called; got ${got()}`);
+      await within(said, 60_000, () => `the call was not in the stream; got ${got()}`);
     } finally {
       subscription.unsubscribe();
     }
