@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, fleet
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -20,6 +20,7 @@ import { fleetLatencies } from './fleet.js';
 import { sessionLatencies } from './sessions.js';
 import { permissionLatencies } from './permissions.js';
 import { hostToolLatencies } from './host-tools.js';
+import { firstTokenLatencies } from './first-token.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -296,6 +297,17 @@ try {
         `Permission requests on the real CLIs (fake model server on 127.0.0.1; the model runs \`touch\`), ${permissions[0]?.deny.runs ?? 0} repetitions: a permission command → the agent resumes, against a preset's deny → the agent resumes`,
         ['agent', 'deny command → next message ms', 'allow command → next message ms', "baseline: preset's deny → next message ms", 'deny by command / by preset'],
         permissions.map((row) => [row.agent, spread(row.deny, 1), spread(row.allow, 1), spread(row.preset, 1), x(row.ratio)]),
+      ),
+    );
+  }
+  if (runs('token')) {
+    const token = await firstTokenLatencies(quick ? 3 : 10);
+    result['token'] = token;
+    report.push(
+      ...table(
+        `The first word on the real CLIs (fake model server on 127.0.0.1, the \`text\` scenario), ${token.model.runs} repetitions; baseline: the model server's own time to first byte, a streaming request straight to it: ${spread(token.model, 1)} ms`,
+        ['agent', 'run: subscribe → first text ms', 'of which: subscribe → model request ms', 'session: subscribe + prompt → first text ms', 'later turn: prompt → first text ms'],
+        token.rows.map((row) => [row.agent, spread(row.run, 1), spread(row.runStart, 1), spread(row.firstTurn, 1), spread(row.laterTurn, 1)]),
       ),
     );
   }

@@ -1,0 +1,206 @@
+import { Subject, type Observable, type OperatorFunction } from 'rxjs';
+import {
+  claudeCodeSession,
+  codexSession,
+  geminiSession,
+  piSession,
+  qwenSession,
+  runClaudeCode,
+  runCodex,
+  runGemini,
+  runPi,
+  runQwen,
+  type CliMessage,
+  type SessionCommand,
+  type SessionMessage,
+} from '../lib/index.js';
+import { claudeExecutable, createClaudeEnv } from '../spec/conformance/claude-env.js';
+import { createCodexEnv } from '../spec/conformance/codex-env.js';
+import { createGeminiEnv, geminiCommand } from '../spec/conformance/gemini-env.js';
+import { scenarioMarker, startFakeModelServer, type FakeModelServer } from '../spec/conformance/fake-model-server.js';
+import { createPiEnv, OPENAI_PROVIDER } from '../spec/conformance/pi-env.js';
+import { createQwenEnv, qwenCommand } from '../spec/conformance/qwen-env.js';
+import { createProcessTag, type ProcessTag } from '../spec/helpers/tagged-processes.js';
+import { benchFile, check, summarize, type Summary } from './util.js';
+
+/**
+ * The time to the first word, per agent, on the real CLIs and the fake model server on 127.0.0.1:
+ * from `subscribe` to the first `assistant` message of a one-shot run; from `subscribe` (the prompt
+ * sent at once) to the first `assistant` of a session's first turn; from the `prompt` command to
+ * the first `assistant` of its second turn. The baseline in the same run: the model server's own
+ * time to first byte, a streaming request of the same scenario made straight to it.
+ */
+export interface FirstTokenRow {
+  readonly agent: string;
+  /** A run: subscribe → first `assistant`, ms. */
+  readonly run: Summary;
+  /** Of that, subscribe → the agent's model request reaching the server (its start-up), ms. */
+  readonly runStart: Summary;
+  /** A session: subscribe and prompt → first `assistant` of turn 1, ms. */
+  readonly firstTurn: Summary;
+  /** A session: the prompt of turn 2 → its first `assistant`, ms. */
+  readonly laterTurn: Summary;
+}
+
+/** The result: the model server's own time to first byte, and a row per agent. */
+export interface FirstTokenResult {
+  /** A streaming request straight to the fake model server → its first body bytes, ms. */
+  readonly model: Summary;
+  readonly rows: readonly FirstTokenRow[];
+}
+
+interface Agent {
+  readonly name: string;
+  run(tag: ProcessTag): Observable<CliMessage>;
+  session(tag: ProcessTag): OperatorFunction<SessionCommand, SessionMessage>;
+  cleanup(): Promise<void>;
+}
+
+const prompt = `${scenarioMarker('text')}Say hello.`;
+
+export async function firstTokenLatencies(repetitions: number): Promise<FirstTokenResult> {
+  const server = await startFakeModelServer();
+  const pi = await createPiEnv({ baseUrl: server.baseUrl });
+  const claude = createClaudeEnv({ baseUrl: server.baseUrl });
+  const claudeExe = claudeExecutable();
+  const codex = createCodexEnv({ baseUrl: server.baseUrl, requestMaxRetries: 0, streamMaxRetries: 0 });
+  const gemini = createGeminiEnv({ baseUrl: server.baseUrl, scenario: 'text', maxAttempts: 1 });
+  const geminiExe = geminiCommand();
+  const qwen = createQwenEnv({ baseUrl: server.openaiBaseUrl });
+  const qwenExe = qwenCommand();
+  const piOptions = (tag: ProcessTag) => ({ executable: benchFile('../node_modules/.bin/pi'), provider: OPENAI_PROVIDER, model: 'text', session: 'none' as const, cwd: pi.cwd, env: { ...pi.env, ...tag.env } });
+  const claudeOptions = (tag: ProcessTag) => ({ executable: claudeExe.command, executableArgs: claudeExe.args, model: 'text', cwd: claude.cwd, env: { ...claude.env, ...tag.env } });
+  const codexOptions = (tag: ProcessTag) => ({ cwd: codex.cwd, env: { ...codex.env, ...tag.env }, extraArgs: ['-c', codex.baseUrlOverride('text')] });
+  const geminiOptions = (tag: ProcessTag) => ({ executable: geminiExe.command, executableArgs: geminiExe.args, cwd: gemini.cwd, env: { ...gemini.env, ...tag.env } });
+  const qwenOptions = (tag: ProcessTag) => ({ executable: qwenExe.command, executableArgs: qwenExe.args, model: 'text', cwd: qwen.cwd, env: { ...qwen.env, ...tag.env } });
+  const agents: Agent[] = [
+    { name: 'pi', run: (tag) => runPi({ ...piOptions(tag), prompt }), session: (tag) => piSession(piOptions(tag)), cleanup: () => pi.cleanup() },
+    { name: 'Claude Code', run: (tag) => runClaudeCode({ ...claudeOptions(tag), prompt }), session: (tag) => claudeCodeSession(claudeOptions(tag)), cleanup: () => claude.cleanup() },
+    { name: 'Codex', run: (tag) => runCodex({ ...codexOptions(tag), prompt }), session: (tag) => codexSession(codexOptions(tag)), cleanup: () => codex.cleanup() },
+    { name: 'Gemini CLI', run: (tag) => runGemini({ ...geminiOptions(tag), prompt }), session: (tag) => geminiSession(geminiOptions(tag)), cleanup: () => gemini.cleanup() },
+    { name: 'Qwen Code', run: (tag) => runQwen({ ...qwenOptions(tag), prompt }), session: (tag) => qwenSession(qwenOptions(tag)), cleanup: () => qwen.cleanup() },
+  ];
+  try {
+    const model: number[] = [];
+    for (let i = 0; i < repetitions; i += 1) model.push(await modelFirstByte(server));
+    const rows: FirstTokenRow[] = [];
+    for (const agent of agents) rows.push(await measure(agent, server, repetitions));
+    return { model: summarize(model), rows };
+  } finally {
+    await server.close();
+    for (const agent of agents) await agent.cleanup();
+  }
+}
+
+/** A streaming chat-completions request of the `text` scenario straight to the server → its first body bytes, ms. */
+async function modelFirstByte(server: FakeModelServer): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${server.baseUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
+    body: JSON.stringify({ model: 'text', stream: true, messages: [{ role: 'user', content: 'Say hello.' }] }),
+  });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  await reader.read();
+  const elapsed = performance.now() - started;
+  await reader.cancel();
+  return elapsed;
+}
+
+/** Resolves with the time of the first message `match` accepts (performance.now()), rejecting after 120 s. */
+function firstOf<T extends { readonly type: string }>(messages: Observable<T>, match: (message: T) => boolean, what: string, onEach?: (message: T) => void): { readonly at: Promise<number>; stop(): void } {
+  let stop = (): void => undefined;
+  const at = new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      subscription.unsubscribe();
+      reject(new Error(`no ${what} within 120 s`));
+    }, 120_000);
+    const subscription = messages.subscribe({
+      next: (message) => {
+        onEach?.(message);
+        if (match(message)) {
+          clearTimeout(timer);
+          resolve(performance.now());
+        }
+      },
+      error: (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    });
+    stop = () => {
+      clearTimeout(timer);
+      subscription.unsubscribe();
+    };
+  });
+  return { at, stop: () => { stop(); } };
+}
+
+/** One session: the first turn's prompt sent at subscribe, the second's when the first ended; each to its first `assistant`, ms. */
+function sessionTurns(agent: Agent, tag: ProcessTag): Promise<{ readonly first: number; readonly later: number }> {
+  const commands = new Subject<SessionCommand>();
+  return new Promise((resolve, reject) => {
+    const times: number[] = [];
+    let sent = 0;
+    let waiting = true;
+    const timer = setTimeout(() => {
+      subscription.unsubscribe();
+      reject(new Error(`${agent.name}: a session's two turns did not end within 120 s`));
+    }, 120_000);
+    const send = (): void => {
+      waiting = true;
+      sent = performance.now();
+      commands.next({ type: 'prompt', text: prompt });
+    };
+    const subscription = commands.pipe(agent.session(tag)).subscribe({
+      next: (message) => {
+        if (message.type === 'assistant' && waiting) {
+          waiting = false;
+          times.push(performance.now() - sent);
+        }
+        if (message.type === 'turn.completed' || message.type === 'turn.failed') {
+          if (times.length === 1) send();
+          else commands.complete();
+        }
+      },
+      error: (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+      complete: () => {
+        clearTimeout(timer);
+        const [first, later] = times;
+        if (first === undefined || later === undefined) reject(new Error(`${agent.name}: a session turn without text`));
+        else resolve({ first, later });
+      },
+    });
+    send();
+  });
+}
+
+async function measure(agent: Agent, server: FakeModelServer, repetitions: number): Promise<FirstTokenRow> {
+  const tag = createProcessTag('AGENT_RX_BENCH_FIRST_TOKEN');
+  const runs: number[] = [];
+  const starts: number[] = [];
+  const firstTurns: number[] = [];
+  const laterTurns: number[] = [];
+  const assistant = (message: { readonly type: string }): boolean => message.type === 'assistant';
+  for (let i = 0; i < repetitions; i += 1) {
+    const from = server.requests.length;
+    const wall = Date.now();
+    const started = performance.now();
+    const run = firstOf(agent.run(tag), assistant, `${agent.name}: a run's first text`);
+    runs.push((await run.at) - started);
+    const request = server.requests.slice(from).find((entry) => entry.method === 'POST');
+    check(request !== undefined, `${agent.name}: the run asked the model`);
+    starts.push(request.at - wall);
+    run.stop();
+
+    const { first, later } = await sessionTurns(agent, tag);
+    firstTurns.push(first);
+    laterTurns.push(later);
+  }
+  const left = await tag.waitUntilNone(30_000);
+  check(left.length === 0, `${agent.name}: processes left after the benchmark: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
+  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns) };
+}
