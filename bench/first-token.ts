@@ -108,7 +108,7 @@ async function modelFirstByte(server: FakeModelServer): Promise<number> {
 }
 
 /** Resolves with the time of the first message `match` accepts (performance.now()), rejecting after 120 s. */
-function firstOf<T extends { readonly type: string }>(messages: Observable<T>, match: (message: T) => boolean, what: string, onEach?: (message: T) => void): { readonly at: Promise<number>; stop(): void } {
+function firstOf<T extends { readonly type: string }>(messages: Observable<T>, match: (message: T) => boolean, what: string): { readonly at: Promise<number>; stop(): void } {
   let stop = (): void => undefined;
   const at = new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -117,7 +117,6 @@ function firstOf<T extends { readonly type: string }>(messages: Observable<T>, m
     }, 120_000);
     const subscription = messages.subscribe({
       next: (message) => {
-        onEach?.(message);
         if (match(message)) {
           clearTimeout(timer);
           resolve(performance.now());
