@@ -61,6 +61,8 @@ export type {
 export * from './agent-table.js';
 export { runAgent } from './sources/run-agent.js';
 export { agentSession } from './sessions/agent-session.js';
+export { createAgentPool, type AgentPool, type AgentPoolOptions, type PooledRunOptions } from './sessions/agent-pool.js';
+export { poolSessions, type SessionPool, type SessionPoolOptions } from './sessions/session-pool.js';
 export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, PackageScript, Platform, RunOverlay } from './agents/definition.js';
 
 

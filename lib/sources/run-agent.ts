@@ -41,12 +41,7 @@ function invocationRun<RunOptions, SessionOptions, Setup>(
   prompt: RunPrompt,
 ): Observable<CliMessage> {
   if ('asSession' in invocation) {
-    const request = invocation.asSession.prompt;
-    // A part its sessions cannot take is refused now, not dropped in the stream.
-    const { protocol } = sessionInvocation(definition, invocation.asSession.options);
-    refuseUnsupported(request.content, { image: protocol.prompts?.image ?? false, file: true }, `${definition.displayName} runs`);
-    // The prompt goes made ready: the session gives it to its agent as its protocol takes it.
-    const command: SessionCommand = Object.assign({ type: 'prompt' as const, text: contentSummary(request.content) }, { [RUN_PROMPT]: request });
+    const command = oneShotCommand(definition, invocation.asSession.options, invocation.asSession.prompt);
     return of(command).pipe(agentSession(definition, invocation.asSession.options), sessionToRun());
   }
   const toMessages = agentOutputToMessages(definition.dialect({ resuming: invocation.resuming }));
@@ -64,6 +59,21 @@ function invocationRun<RunOptions, SessionOptions, Setup>(
     const cleaned = after === undefined ? run$ : run$.pipe(after);
     return prompt.output === undefined ? cleaned : cleaned.pipe(checkRunOutputWith(prompt.output));
   });
+}
+
+/**
+ * The one command of a run made as a session of `options`: the prompt made ready, which the
+ * session gives to its agent as its protocol takes it. A part its sessions cannot take is refused
+ * now (a `TypeError`), not dropped in the stream.
+ */
+export function oneShotCommand<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: SessionOptions,
+  request: RunPrompt,
+): SessionCommand {
+  const { protocol } = sessionInvocation(definition, options);
+  refuseUnsupported(request.content, { image: protocol.prompts?.image ?? false, file: true }, `${definition.displayName} runs`);
+  return Object.assign({ type: 'prompt' as const, text: contentSummary(request.content) }, { [RUN_PROMPT]: request });
 }
 
 /** A run's invocation from its definition, the options checked first (a `TypeError` names the option). */
