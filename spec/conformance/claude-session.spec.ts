@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { claudeCodeSession, collectRunResult, runClaudeCode, stopAllRuns, tool, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
+import { AGENTS, claudeCodeSession, collectRunResult, createAgentPool, runClaudeCode, stopAllRuns, tool, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
@@ -12,6 +12,7 @@ import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { Answer, promptConformance } from './prompt-suite.js';
 import { NOTES_SERVER, toolConformance } from './tools-suite.js';
+import { poolConformance } from './pool-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -52,6 +53,10 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<ClaudeC
 
 describe('claudeCodeSession on the real Claude Code', () => {
   sessionConformance(() => ({ name: 'Claude Code', tag: TAG, session: (onStopped) => claudeCodeSession(options(onStopped)) }), latencies);
+
+  describe('from a pool', () => {
+    poolConformance(() => ({ name: 'Claude Code', tag: TAG, server, pool: (size) => createAgentPool({ agent: AGENTS.claude, options: options(() => undefined), size }) }));
+  });
 
   it('announces a new session before its first prompt runs: the id agent-rx gave it, the one the CLI then reports', async () => {
     const session = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped)));

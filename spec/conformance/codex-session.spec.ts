@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
+import { AGENTS, createAgentPool, codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
@@ -14,6 +14,7 @@ import { tool } from '../../lib/tools/host-tool.js';
 import { Answer, promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { poolConformance } from './pool-suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /** codexSession against the real Codex CLI (`codex app-server`) and the fake model server on 127.0.0.1. */
@@ -53,6 +54,10 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<CodexSe
 
 describe('codexSession on the real Codex', () => {
   sessionConformance(() => ({ name: 'Codex', tag: TAG, session: (onStopped) => codexSession(options(onStopped)) }), latencies);
+
+  describe('from a pool', () => {
+    poolConformance(() => ({ name: 'Codex', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.codex, options: options(() => undefined), size }) }));
+  });
 
   it('announces the thread as the session, and resumes it in a new process with the context', async () => {
     const first = new SessionDriver((onStopped) => codexSession(options(onStopped)));

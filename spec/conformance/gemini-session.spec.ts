@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { acpSession, geminiSession, runGemini, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
+import { acpSession, AGENTS, createAgentPool, geminiSession, runGemini, stopAllRuns, type GeminiSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { poolConformance } from './pool-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
@@ -50,6 +51,10 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<GeminiS
 
 describe('geminiSession on the real Gemini CLI (ACP)', () => {
   sessionConformance(() => ({ name: 'Gemini CLI', tag: TAG, session: (onStopped) => geminiSession(options(onStopped)) }), latencies);
+
+  describe('from a pool', () => {
+    poolConformance(() => ({ name: 'Gemini CLI', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.gemini, options: options(() => undefined), size }) }));
+  });
 
   it('announces the ACP session id from session/new, before the first answer', async () => {
     const session = new SessionDriver((onStopped) => geminiSession(options(onStopped)));

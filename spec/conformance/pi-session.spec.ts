@@ -4,13 +4,14 @@ import { lastValueFrom, toArray } from 'rxjs';
 import * as z from 'zod';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { piSession, runPi, tool, type PermissionRequested, type PiSessionOptions, type RunPiOptions, type StopReport } from '../../lib/index.js';
+import { AGENTS, createAgentPool, piSession, runPi, tool, type PermissionRequested, type PiSessionOptions, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { callToolText, scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { poolConformance } from './pool-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
@@ -46,6 +47,10 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessi
 
 describe('piSession on the real pi', () => {
   sessionConformance(() => ({ name: 'pi', tag: TAG, session: (onStopped) => piSession(options(onStopped)) }), latencies);
+
+  describe('from a pool', () => {
+    poolConformance(() => ({ name: 'pi', tag: TAG, server: world.server, pool: (size) => createAgentPool({ agent: AGENTS.pi, options: options(() => undefined), size }) }));
+  });
 
   it('reports the session id before the first answer, from pi\'s state', async () => {
     const session = new SessionDriver((onStopped) => piSession(options(onStopped)));

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { qwenSession, runQwen, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
+import { AGENTS, createAgentPool, qwenSession, runQwen, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { poolConformance } from './pool-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
@@ -51,6 +52,10 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<QwenSes
 describe('qwenSession on the real Qwen Code (ACP)', () => {
   // A steer cuts the running prompt (session/cancel), which makes Qwen Code kill the running tool.
   sessionConformance(() => ({ name: 'Qwen Code', tag: TAG, session: (onStopped) => qwenSession(options(onStopped)), toolUnderSteer: 'failed' }), latencies);
+
+  describe('from a pool', () => {
+    poolConformance(() => ({ name: 'Qwen Code', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.qwen, options: options(() => undefined), size }) }));
+  });
 
   it('a shell call: tool.call named run_shell_command with its command (sent by Qwen Code only once it runs), then its result', async () => {
     const session = new SessionDriver((onStopped) => qwenSession(options(onStopped)));
