@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import {
+  AGENTS,
+  createAgentPool,
   claudeCodeSession,
   codexSession,
   geminiSession,
@@ -10,6 +13,7 @@ import {
   runGemini,
   runPi,
   runQwen,
+  type AgentPool,
   type CliMessage,
   type SessionCommand,
   type SessionMessage,
@@ -40,6 +44,10 @@ export interface FirstTokenRow {
   readonly firstTurn: Summary;
   /** A session: the prompt of turn 2 → its first `assistant`, ms. */
   readonly laterTurn: Summary;
+  /** A session taken from a pool (its process started and idle): subscribe and prompt → first `assistant`, ms. */
+  readonly pooledTurn: Summary;
+  /** A run taken from a pool: subscribe → first `assistant`, ms. */
+  readonly pooledRun: Summary;
 }
 
 /** The result: the model server's own time to first byte, and a row per agent. */
@@ -53,6 +61,8 @@ interface Agent {
   readonly name: string;
   run(tag: ProcessTag): Observable<CliMessage>;
   session(tag: ProcessTag): OperatorFunction<SessionCommand, SessionMessage>;
+  /** A pool of one process, with the session's options. */
+  pool(tag: ProcessTag): AgentPool;
   cleanup(): Promise<void>;
 }
 
@@ -73,12 +83,13 @@ export async function firstTokenLatencies(repetitions: number): Promise<FirstTok
   const codexOptions = (tag: ProcessTag) => ({ cwd: codex.cwd, env: { ...codex.env, ...tag.env }, extraArgs: ['-c', codex.baseUrlOverride('text')] });
   const geminiOptions = (tag: ProcessTag) => ({ executable: geminiExe.command, executableArgs: geminiExe.args, cwd: gemini.cwd, env: { ...gemini.env, ...tag.env } });
   const qwenOptions = (tag: ProcessTag) => ({ executable: qwenExe.command, executableArgs: qwenExe.args, model: 'text', cwd: qwen.cwd, env: { ...qwen.env, ...tag.env } });
+  const pool = <SessionOptions>(agent: Parameters<typeof createAgentPool<unknown, SessionOptions, unknown>>[0]['agent'], options: SessionOptions): AgentPool => createAgentPool({ agent, options, size: 1 });
   const agents: Agent[] = [
-    { name: 'pi', run: (tag) => runPi({ ...piOptions(tag), prompt }), session: (tag) => piSession(piOptions(tag)), cleanup: () => pi.cleanup() },
-    { name: 'Claude Code', run: (tag) => runClaudeCode({ ...claudeOptions(tag), prompt }), session: (tag) => claudeCodeSession(claudeOptions(tag)), cleanup: () => claude.cleanup() },
-    { name: 'Codex', run: (tag) => runCodex({ ...codexOptions(tag), prompt }), session: (tag) => codexSession(codexOptions(tag)), cleanup: () => codex.cleanup() },
-    { name: 'Gemini CLI', run: (tag) => runGemini({ ...geminiOptions(tag), prompt }), session: (tag) => geminiSession(geminiOptions(tag)), cleanup: () => gemini.cleanup() },
-    { name: 'Qwen Code', run: (tag) => runQwen({ ...qwenOptions(tag), prompt }), session: (tag) => qwenSession(qwenOptions(tag)), cleanup: () => qwen.cleanup() },
+    { name: 'pi', run: (tag) => runPi({ ...piOptions(tag), prompt }), session: (tag) => piSession(piOptions(tag)), pool: (tag) => pool(AGENTS.pi, piOptions(tag)), cleanup: () => pi.cleanup() },
+    { name: 'Claude Code', run: (tag) => runClaudeCode({ ...claudeOptions(tag), prompt }), session: (tag) => claudeCodeSession(claudeOptions(tag)), pool: (tag) => pool(AGENTS.claude, claudeOptions(tag)), cleanup: () => claude.cleanup() },
+    { name: 'Codex', run: (tag) => runCodex({ ...codexOptions(tag), prompt }), session: (tag) => codexSession(codexOptions(tag)), pool: (tag) => pool(AGENTS.codex, codexOptions(tag)), cleanup: () => codex.cleanup() },
+    { name: 'Gemini CLI', run: (tag) => runGemini({ ...geminiOptions(tag), prompt }), session: (tag) => geminiSession(geminiOptions(tag)), pool: (tag) => pool(AGENTS.gemini, geminiOptions(tag)), cleanup: () => gemini.cleanup() },
+    { name: 'Qwen Code', run: (tag) => runQwen({ ...qwenOptions(tag), prompt }), session: (tag) => qwenSession(qwenOptions(tag)), pool: (tag) => pool(AGENTS.qwen, qwenOptions(tag)), cleanup: () => qwen.cleanup() },
   ];
   try {
     const model: number[] = [];
@@ -105,6 +116,34 @@ async function modelFirstByte(server: FakeModelServer): Promise<number> {
   const elapsed = performance.now() - started;
   await reader.cancel();
   return elapsed;
+}
+
+/**
+ * Waits until the tagged processes are up and idle: some run, and their CPU time (user + system,
+ * in clock ticks) has not grown for 300 ms. At most 30 s.
+ */
+async function idle(tag: ProcessTag): Promise<void> {
+  const cpu = (): number =>
+    tag.processes().reduce((sum, entry) => {
+      try {
+        const fields = readFileSync(`/proc/${String(entry.pid)}/stat`, 'latin1').split(') ')[1]?.split(' ') ?? [];
+        return sum + Number(fields[11]) + Number(fields[12]);
+      } catch {
+        return sum;
+      }
+    }, 0);
+  const deadline = performance.now() + 30_000;
+  let last = -1;
+  let since = performance.now();
+  while (performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const now = cpu();
+    if (tag.processes().length === 0 || now !== last) {
+      last = now;
+      since = performance.now();
+    } else if (performance.now() - since >= 300) return;
+  }
+  throw new Error('the pooled agent did not become idle within 30 s');
 }
 
 /** Resolves with the time of the first message `match` accepts (performance.now()), rejecting after 120 s. */
@@ -136,7 +175,7 @@ function firstOf<T extends { readonly type: string }>(messages: Observable<T>, m
 }
 
 /** One session: the first turn's prompt sent at subscribe, the second's when the first ended; each to its first `assistant`, ms. */
-function sessionTurns(agent: Agent, tag: ProcessTag): Promise<{ readonly first: number; readonly later: number }> {
+function sessionTurns(agent: Agent, tag: ProcessTag, pool?: AgentPool): Promise<{ readonly first: number; readonly later: number }> {
   const commands = new Subject<SessionCommand>();
   return new Promise((resolve, reject) => {
     const times: number[] = [];
@@ -151,7 +190,7 @@ function sessionTurns(agent: Agent, tag: ProcessTag): Promise<{ readonly first: 
       sent = performance.now();
       commands.next({ type: 'prompt', text: prompt });
     };
-    const subscription = commands.pipe(agent.session(tag)).subscribe({
+    const subscription = commands.pipe(pool === undefined ? agent.session(tag) : pool.session()).subscribe({
       next: (message) => {
         if (message.type === 'assistant' && waiting) {
           waiting = false;
@@ -183,6 +222,8 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
   const starts: number[] = [];
   const firstTurns: number[] = [];
   const laterTurns: number[] = [];
+  const pooledTurns: number[] = [];
+  const pooledRuns: number[] = [];
   const assistant = (message: { readonly type: string }): boolean => message.type === 'assistant';
   for (let i = 0; i < repetitions; i += 1) {
     const from = server.requests.length;
@@ -198,8 +239,19 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
     const { first, later } = await sessionTurns(agent, tag);
     firstTurns.push(first);
     laterTurns.push(later);
+
+    // From a pool of one: each take waits until the waiting process is up and idle.
+    const pool = agent.pool(tag);
+    await idle(tag);
+    pooledTurns.push((await sessionTurns(agent, tag, pool)).first);
+    await idle(tag);
+    const pooledStart = performance.now();
+    const pooled = firstOf(pool.run(prompt), assistant, `${agent.name}: a pooled run's first text`);
+    pooledRuns.push((await pooled.at) - pooledStart);
+    pooled.stop();
+    await pool.close();
   }
   const left = await tag.waitUntilNone(30_000);
   check(left.length === 0, `${agent.name}: processes left after the benchmark: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
-  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns) };
+  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns), pooledTurn: summarize(pooledTurns), pooledRun: summarize(pooledRuns) };
 }

@@ -24,7 +24,9 @@ export interface SessionPool {
    * pooled session operator itself. Each subscription takes one waiting session (or starts one
    * when none waits, or the pool is closed) and has it to itself: its messages from the first
    * (what it said while it waited comes first), its process stopped when the subscriber leaves,
-   * ended when the commands complete. A replacement is started after each take.
+   * ended when the commands complete. A replacement is started after each take, once the taken
+   * agent answers (or 2 s after the take, or when it ends): on a small machine another agent's
+   * start-up would slow the first word.
    */
   session(): OperatorFunction<SessionCommand, SessionMessage>;
   /** How many sessions are started and waiting now. */
@@ -36,6 +38,12 @@ export interface SessionPool {
    */
   close(): Promise<void>;
 }
+
+/** A taken session's replacement starts at its first answer, or this long after the take. */
+const REFILL_AFTER_MS = 2000;
+
+/** Messages that say a taken session's agent is answering (or done). */
+const ANSWERING = new Set<SessionMessage['type']>(['assistant', 'assistant.thought', 'tool.call', 'turn.completed', 'turn.failed', 'terminal.completed', 'terminal.failed']);
 
 /** At most this many messages are kept from a session that waits: more, and it is ended as broken. */
 const MAX_EARLY_MESSAGES = 1000;
@@ -99,13 +107,22 @@ export function poolSessions(session: OperatorFunction<SessionCommand, SessionMe
           waiting.delete(taken);
           entry = taken;
         }
-        // The replacement starts after the taker's first commands reach its agent.
-        if (!closed) scheduler.schedule(fill);
-        entry.hand(subscriber);
+        // The replacement starts once the taken agent answers (its start-up would slow the first
+        // word on a small machine), when the session ends, or REFILL_AFTER_MS after the take.
+        let replaced = closed;
+        const replace = (): void => {
+          if (replaced) return;
+          replaced = true;
+          later.unsubscribe();
+          scheduler.schedule(fill);
+        };
+        const later = replaced ? Subscription.EMPTY : scheduler.schedule(replace, REFILL_AFTER_MS);
+        entry.hand(subscriber, replace);
         const input = subscriber.closed ? null : commands.subscribe(entry.commands);
         return () => {
           input?.unsubscribe();
           entry.stop();
+          replace();
         };
       }),
     get waiting() {
@@ -129,6 +146,7 @@ class WaitingSession {
   over = false;
   private early: SessionMessage[] = [];
   private caller: Subscriber<SessionMessage> | null = null;
+  private answering: () => void = () => undefined;
   private ended: { readonly error?: unknown } | null = null;
   private readonly settled: Promise<void>;
   private settle = (): void => undefined;
@@ -155,6 +173,7 @@ class WaitingSession {
       next: (message) => {
         if (this.caller !== null) {
           this.caller.next(message);
+          if (ANSWERING.has(message.type)) this.answering();
           return;
         }
         if (this.over) return;
@@ -171,10 +190,11 @@ class WaitingSession {
     }));
   }
 
-  /** Gives the session to its caller: what it said so far, then the rest as it comes. */
-  hand(caller: Subscriber<SessionMessage>): void {
+  /** Gives the session to its caller: what it said so far, then the rest as it comes; `answering` at its first answer. */
+  hand(caller: Subscriber<SessionMessage>, answering: () => void): void {
     this.expiry.unsubscribe();
     this.caller = caller;
+    this.answering = answering;
     const early = this.early;
     this.early = [];
     for (const message of early) {

@@ -148,13 +148,13 @@ describe('poolSessions on real processes', () => {
 });
 
 /** A session of the spec's own: each subscription is numbered, says so, answers prompts, ends when its commands do. */
-function countingSession(log: string[]): OperatorFunction<SessionCommand, SessionMessage> {
+function countingSession(log: string[], now?: () => number): OperatorFunction<SessionCommand, SessionMessage> {
   let made = 0;
   return (commands) =>
     new Observable<SessionMessage>((subscriber) => {
       made += 1;
       const id = `s${String(made)}`;
-      log.push(`start ${id}`);
+      log.push(now === undefined ? `start ${id}` : `start ${id} at ${String(now())}`);
       subscriber.next({ type: 'session.started', sessionId: id });
       const input = commands.subscribe({
         next: (command) => {
@@ -192,6 +192,28 @@ describe('poolSessions on virtual time', () => {
         a: { type: 'assistant', text: 's2:hi' },
         t: { type: 'terminal.completed', sessionId: 's2', stopReason: 'end_turn' },
       });
+    });
+  });
+
+  it('a replacement starts once the taken session answers, or 2 s after the take', () => {
+    const testScheduler = new TestScheduler((actual, expected) => {
+      expect(actual).toEqual(expected);
+    });
+    testScheduler.run(({ cold, expectObservable, flush }) => {
+      const log: string[] = [];
+      const sessions = poolSessions(countingSession(log, () => testScheduler.now()), { size: 1 });
+      expectObservable(cold<SessionCommand>('50ms a', { a: { type: 'prompt', text: 'hi' } }).pipe(sessions.session())).toBe('s 49ms a', {
+        s: { type: 'session.started', sessionId: 's1' },
+        a: { type: 'assistant', text: 's1:hi' },
+      });
+      flush();
+      expect(log).toEqual(['start s1 at 0', 'start s2 at 50']);
+      expect(sessions.waiting).toBe(1);
+      // s2 is taken and asked nothing: its replacement comes 2 s later.
+      const silent = new Subject<SessionCommand>().pipe(sessions.session()).subscribe();
+      flush();
+      expect(log).toEqual(['start s1 at 0', 'start s2 at 50', 'start s3 at 2050']);
+      silent.unsubscribe();
     });
   });
 
