@@ -52,7 +52,8 @@ export interface AgentPool extends SessionPool {
  * // A chat: the agent is up before the user presses Enter.
  * commands.pipe(pool.session()).subscribe(render);
  * // A one-shot run, typed:
- * const { output } = await collectRunResult(pool.run('Review the diff', { outputSchema: z.object({ verdict: z.string() }) }));
+ * const result = await collectRunResult(pool.run('Review the diff', { outputSchema: z.object({ verdict: z.string() }) }));
+ * if (result.ok) console.log(result.output.verdict);
  * await pool.close();
  */
 export function createAgentPool<RunOptions, SessionOptions, Setup>(config: AgentPoolOptions<RunOptions, SessionOptions, Setup>): AgentPool {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Observable, of, Subject, take, toArray, firstValueFrom, type OperatorFunction } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { poolSessions, type SessionCommand, type SessionMessage, type SessionPool } from '../../lib/index.js';
+import { AGENTS, createAgentPool, poolSessions, stopAllRuns, type SessionCommand, type SessionMessage, type SessionPool } from '../../lib/index.js';
 import { SessionDriver } from '../conformance/session-driver.js';
 import { fixtureSession } from '../helpers/fixture-session.js';
 import { isAlive } from '../helpers/processes.js';
@@ -144,6 +144,23 @@ describe('poolSessions on real processes', () => {
     await agents(1);
     for (let waited = 0; isAlive(pid as number) && waited < 10_000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
     expect(isAlive(pid as number)).toBe(false);
+  });
+
+  it('waiting agents are runs like any other: stopAllRuns ends them', async () => {
+    const sessions = pool({ size: 2 });
+    await agents(2);
+    await stopAllRuns();
+    expect(TAG.processes()).toEqual([]);
+    for (let waited = 0; sessions.waiting > 0 && waited < 10_000; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(sessions.waiting).toBe(0);
+  });
+});
+
+describe('createAgentPool', () => {
+  it('refuses session options that resume a conversation, and invalid options, naming them; starts nothing', () => {
+    expect(() => createAgentPool({ agent: AGENTS.codex, options: { session: { resume: 'thread-1' } } })).toThrow(/cannot be pooled/);
+    expect(() => createAgentPool({ agent: AGENTS.codex, options: { sandbox: 'everything' as 'read-only' } })).toThrow(/sandbox/);
+    expect(() => createAgentPool({ agent: AGENTS.codex, size: -1 })).toThrow(/size/);
   });
 });
 
