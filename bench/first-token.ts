@@ -48,6 +48,8 @@ export interface FirstTokenRow {
   readonly pooledTurn: Summary;
   /** A run taken from a pool: subscribe → first `assistant`, ms. */
   readonly pooledRun: Summary;
+  /** The resident memory of a pooled process (its whole tree) while it waits, idle, MB. */
+  readonly idleRss: Summary;
 }
 
 /** The result: the model server's own time to first byte, and a row per agent. */
@@ -146,6 +148,19 @@ async function idle(tag: ProcessTag): Promise<void> {
   throw new Error('the pooled agent did not become idle within 30 s');
 }
 
+/** The resident memory of the tagged processes, MB (VmRSS, summed). */
+function rssMb(tag: ProcessTag): number {
+  let kb = 0;
+  for (const entry of tag.processes()) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${String(entry.pid)}/status`, 'latin1'))?.[1] ?? 0);
+    } catch {
+      // gone
+    }
+  }
+  return kb / 1024;
+}
+
 /** Resolves with the time of the first message `match` accepts (performance.now()), rejecting after 120 s. */
 function firstOf<T extends { readonly type: string }>(messages: Observable<T>, match: (message: T) => boolean, what: string): { readonly at: Promise<number>; stop(): void } {
   let stop = (): void => undefined;
@@ -224,6 +239,7 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
   const laterTurns: number[] = [];
   const pooledTurns: number[] = [];
   const pooledRuns: number[] = [];
+  const idleRss: number[] = [];
   const assistant = (message: { readonly type: string }): boolean => message.type === 'assistant';
   for (let i = 0; i < repetitions; i += 1) {
     const from = server.requests.length;
@@ -243,6 +259,7 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
     // From a pool of one: each take waits until the waiting process is up and idle.
     const pool = agent.pool(tag);
     await idle(tag);
+    idleRss.push(rssMb(tag));
     pooledTurns.push((await sessionTurns(agent, tag, pool)).first);
     await idle(tag);
     const pooledStart = performance.now();
@@ -253,5 +270,5 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
   }
   const left = await tag.waitUntilNone(30_000);
   check(left.length === 0, `${agent.name}: processes left after the benchmark: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
-  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns), pooledTurn: summarize(pooledTurns), pooledRun: summarize(pooledRuns) };
+  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns), pooledTurn: summarize(pooledTurns), pooledRun: summarize(pooledRuns), idleRss: summarize(idleRss) };
 }

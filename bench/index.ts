@@ -306,8 +306,8 @@ try {
     report.push(
       ...table(
         `The first word on the real CLIs (fake model server on 127.0.0.1, the \`text\` scenario), ${token.model.runs} repetitions; baseline: the model server's own time to first byte, a streaming request straight to it: ${spread(token.model, 1)} ms`,
-        ['agent', 'run: subscribe → first text ms', 'of which: subscribe → model request ms', 'session: subscribe + prompt → first text ms', 'later turn: prompt → first text ms', 'pooled session: subscribe + prompt → first text ms', 'pooled run: subscribe → first text ms'],
-        token.rows.map((row) => [row.agent, spread(row.run, 1), spread(row.runStart, 1), spread(row.firstTurn, 1), spread(row.laterTurn, 1), spread(row.pooledTurn, 1), spread(row.pooledRun, 1)]),
+        ['agent', 'run: subscribe → first text ms', 'of which: subscribe → model request ms', 'session: subscribe + prompt → first text ms', 'later turn: prompt → first text ms', 'pooled session: subscribe + prompt → first text ms', 'pooled run: subscribe → first text ms', 'idle pooled process RSS MB'],
+        token.rows.map((row) => [row.agent, spread(row.run, 1), spread(row.runStart, 1), spread(row.firstTurn, 1), spread(row.laterTurn, 1), spread(row.pooledTurn, 1), spread(row.pooledRun, 1), spread(row.idleRss, 1)]),
       ),
     );
   }
