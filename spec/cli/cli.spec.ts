@@ -201,7 +201,8 @@ describe('agent-rx run --json', () => {
     expect(replay.stdout).not.toContain('not a prompt');
     const dash = await cli(['run', '--replay', fixture('pi/text.jsonl'), '-'], {}, 'a prompt from stdin');
     expect(dash.stdout.split('\n').slice(0, 2)).toEqual(['agent-rx · replay of text.jsonl (pi)', '> a prompt from stdin']);
-  });
+    // Five starts of the command line, each compiling it: minutes on a loaded machine.
+  }, 120_000);
 
   it('runs a real agent process and prints the readable rendering when stdout is not a terminal', async () => {
     const result = await cli(['run', '--executable', REPLAY_AGENT, '--model', 'text', 'Say hello'], { PI_REPLAY_SPEED: '0' });

@@ -242,7 +242,7 @@ describe('real Gemini CLI: failures (run side by side; 2 attempts per request)',
     runs.set('refused', started('connection refused (1 retry)', options('text', { env: { GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${closedPort}` } })));
     runs.set('missing key', started('missing GEMINI_API_KEY', options('text', { env: { GEMINI_API_KEY: undefined } }, keyless)));
     runs.set('untrusted', started('untrusted folder (skipTrust: false)', options('text', { skipTrust: false })));
-    runs.set('timeout', started('hang, timeoutMs 10 s', options('hang', { timeoutMs: 10_000, onStopped: (report) => { reportTimeout(report); } })));
+    runs.set('timeout', started('hang, timeoutMs 10 s', options('hang', { timeoutMs: 10_000, gracePeriodMs: 10_000, onStopped: (report) => { reportTimeout(report); } })));
   });
 
   afterAll(async () => {
@@ -492,7 +492,7 @@ describe('real Gemini CLI: cancellation', () => {
     'unsubscribing while `sleep 30` runs (yolo): Gemini CLI exits on SIGTERM and leaves the command running; the tree kill ends it',
     async () => {
       const startedAt = performance.now();
-      const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runGemini(options('sleep_tool', { approvalMode: 'yolo', onStopped })), TAG);
+      const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runGemini(options('sleep_tool', { approvalMode: 'yolo', gracePeriodMs: 10_000, onStopped })), TAG);
       timings.add(`cancel during \`sleep 30\`, stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - startedAt);
       expect(sleepPid).toBeGreaterThan(0);
       expect(report).toMatchObject({ requested: true, cause: 'unsubscribe', exitedGracefully: true, confirmed: true, survivors: [] });
