@@ -43,8 +43,9 @@ export interface ClaudeEnvOptions {
   /** `API_TIMEOUT_MS`: how long the CLI waits for response headers. Default 10000 (CLI: 600000). */
   readonly apiTimeoutMs?: number;
   /**
-   * `CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS`, default 10000 (the CLI's minimum). Note: 2.1.197 applies it
-   * only to the first-party API, so a stalled stream from a custom base URL is not abandoned by it.
+   * `CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS`, default 10000 (the CLI's minimum). 2.1.332 applies it to a
+   * custom base URL too (a stalled stream is abandoned and asked again without streaming); 2.1.197
+   * applies it only to the first-party API, so a stalled stream from a custom base URL is not abandoned by it.
    */
   readonly streamIdleTimeoutMs?: number;
 }
