@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { claudeExecutable as claudeLookup } from '../../lib/agents/claude/executable.js';
 import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js';
+import { cliUnderTest } from './cli-under-test.js';
 
 /** The API key the CLI is given; the fake server logs what it receives (`RequestLogEntry.apiKey`). */
 export const CLAUDE_FAKE_API_KEY = 'agent-rx-fake-claude-key';
@@ -21,11 +22,14 @@ export const CLAUDE_FAKE_API_KEY = 'agent-rx-fake-claude-key';
  * finds it without an `executable` (`findExecutable(claudeExecutable)`: the platform package's, since the
  * package's own `bin/claude.exe` is a shell stub until its install script has run). The specs
  * name it explicitly, so that a run never falls back to a `claude` on the machine's PATH.
+ * `AGENT_RX_CLAUDE_BIN` names another one (see cli-under-test.ts).
  */
 export function claudeExecutable(): { readonly command: string; readonly args: readonly string[] } {
-  const found = findExecutable(claudeLookup, { PATH: '' });
-  if (found.foundBy !== 'package') throw new Error("Claude Code's native binary is missing from node_modules (npm ci with optional dependencies?)");
-  return { command: found.command, args: [] };
+  return cliUnderTest('claude', () => {
+    const found = findExecutable(claudeLookup, { PATH: '' });
+    if (found.foundBy !== 'package') throw new Error("Claude Code's native binary is missing from node_modules (npm ci with optional dependencies?)");
+    return { command: found.command, args: [] };
+  });
 }
 
 export interface ClaudeEnvOptions {
@@ -39,8 +43,9 @@ export interface ClaudeEnvOptions {
   /** `API_TIMEOUT_MS`: how long the CLI waits for response headers. Default 10000 (CLI: 600000). */
   readonly apiTimeoutMs?: number;
   /**
-   * `CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS`, default 10000 (the CLI's minimum). Note: 2.1.197 applies it
-   * only to the first-party API, so a stalled stream from a custom base URL is not abandoned by it.
+   * `CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS`, default 10000 (the CLI's minimum). 2.1.332 applies it to a
+   * custom base URL too (a stalled stream is abandoned and asked again without streaming); 2.1.197
+   * applies it only to the first-party API, so a stalled stream from a custom base URL is not abandoned by it.
    */
   readonly streamIdleTimeoutMs?: number;
 }

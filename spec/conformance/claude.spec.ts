@@ -22,8 +22,8 @@ import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 
 /**
- * The real Claude Code CLI (the pinned devDependency, 2.1.197) against the fake model server on
- * 127.0.0.1, through runClaudeCode. The model id picks the scenario (the CLI passes any id on);
+ * The real Claude Code CLI (the pinned devDependency, 2.1.332; `AGENT_RX_CLAUDE_BIN` names another)
+ * against the fake model server on 127.0.0.1, through runClaudeCode. The model id picks the scenario (the CLI passes any id on);
  * the fake server names its tools the Claude way (`Bash` with `{ command, description }`) because
  * the request offers `Bash`. Retries are limited (`CLAUDE_CODE_MAX_RETRIES=1`) to keep failures
  * fast. Wall times are printed at the end.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AGENTS, createAgentPool, codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
+import { executableOptions } from './cli-under-test.js';
 import { CODEX_MODEL, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { expectedText, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { SessionDriver } from './session-driver.js';
@@ -44,6 +45,7 @@ afterAll(async () => {
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<CodexSessionOptions> = {}): CodexSessionOptions {
   return {
+    ...executableOptions('codex'),
     cwd: env.cwd,
     env: { ...env.env, ...TAG.env },
     extraArgs: ['-c', env.baseUrlOverride('recall')],
@@ -190,7 +192,7 @@ describe('codexSession permissions on the real Codex (item/commandExecution/requ
 
 describe("runCodex with transport 'app-server'", () => {
   const run = (name: string, scenario: string, transport: 'exec' | 'app-server'): Promise<CliMessage[]> =>
-    timings.run(`${name} (${transport})`, runCodex({ prompt: `${scenarioMarker(scenario)}go`, model: CODEX_MODEL, cwd: env.cwd, env: { ...env.env, ...TAG.env }, extraArgs: ['-c', env.baseUrlOverride('recall')], transport }));
+    timings.run(`${name} (${transport})`, runCodex({ ...executableOptions('codex'), prompt: `${scenarioMarker(scenario)}go`, model: CODEX_MODEL, cwd: env.cwd, env: { ...env.env, ...TAG.env }, extraArgs: ['-c', env.baseUrlOverride('recall')], transport }));
 
   it('streams the text as deltas where exec gives one whole message, and ends with the same answer', async () => {
     const exec = await run('slow text', 'slow_text', 'exec');

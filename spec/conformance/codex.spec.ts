@@ -15,6 +15,7 @@ import { findExecutable } from '../../lib/agents/shared/setup/find-executable.js
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
+import { executableOptions } from './cli-under-test.js';
 import { CODEX_FAKE_API_KEY, CODEX_FAKE_API_KEY_VAR, CODEX_FAKE_PROVIDER, CODEX_MODEL, codexExecutable, createCodexEnv, type CodexEnv } from './codex-env.js';
 import {
   BASH_TOOL_COMMAND,
@@ -34,7 +35,7 @@ import { ScenarioTimings } from './timings.js';
 /**
  * The real Codex CLI (the pinned devDependency `@openai/codex` 0.171.0, its native binary) against
  * the fake model server's Responses API on 127.0.0.1, through runCodex. Runs do not name an
- * executable: runCodex finds the package's native binary itself. The scenario is picked by the
+ * executable (unless `AGENT_RX_CODEX_BIN` names one): runCodex finds the package's native binary itself. The scenario is picked by the
  * provider's base URL (`/s/<scenario>/v1`), given per run as a `config` override; the model stays
  * a slug Codex knows. Retries are limited to 1 request and 1 stream retry by the environment's
  * config.toml. Wall times are printed at the end.
@@ -64,6 +65,8 @@ function options(scenario: string, extra: Partial<RunCodexOptions> = {}): RunCod
   const { config, env: extraEnv, ...rest } = extra;
   return {
     prompt: `Scenario ${scenario} please`,
+    // None, unless AGENT_RX_CODEX_BIN names one: runCodex finds the pinned package's binary.
+    ...executableOptions('codex'),
     cwd: env.cwd,
     env: { ...env.env, ...TAG.env, ...extraEnv },
     config: { [`model_providers.${CODEX_FAKE_PROVIDER}.base_url`]: server.responsesBaseUrl(scenario), ...config },

@@ -14,7 +14,7 @@
  *   `geminiBaseUrl`; the model is in the URL, the body has none), and the non-streaming
  *   `:generateContent`, one JSON answer (the CLI uses it for side jobs, e.g. `--list-sessions`
  *   asks `gemini-3.5-flash-lite` for session summaries).
- * - `HEAD <any path>`: 200 with no body (Claude Code 2.1.197 sends `HEAD /` as a preconnect).
+ * - `HEAD <any path>`: 200 with no body (Claude Code 2.1.197 sends `HEAD /` as a preconnect; 2.1.332 does not).
  *
  * The request's model (the body's `model` field, or the Gemini URL's) picks the scenario (see
  * scenarios.ts), unless the path starts with `/s/<model id>/`: then that id does, and the rest of
@@ -196,7 +196,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     const previous = model === null ? 0 : (perModel.get(model) ?? 0);
     if (model !== null) perModel.set(model, previous + 1);
     const offeredTools = toolNames(request);
-    const view: ConversationView = { ...conversation, previousRequestsForModel: previous, toolNames: offeredTools };
+    const view: ConversationView = { ...conversation, previousRequestsForModel: previous, toolNames: offeredTools, deferredToolNames: deferredToolNames(request) };
 
     let plan: ReplyPlan | null = null;
     let status: number;
@@ -328,7 +328,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
 // Reading requests
 
 /** The conversation facts logged per request; planReply sees them as a ConversationView. */
-interface ConversationSummary extends Omit<ConversationView, 'previousRequestsForModel' | 'toolNames'> {
+interface ConversationSummary extends Omit<ConversationView, 'previousRequestsForModel' | 'toolNames' | 'deferredToolNames'> {
   readonly messageCount: number;
   readonly hasToolResult: boolean;
   readonly hasSystemPrompt: boolean;
@@ -365,7 +365,16 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
       ? m?.['role'] === 'tool'
       : m?.['role'] === 'user' && Array.isArray(m['content']) && m['content'].some((b) => asRecord(b)?.['type'] === 'tool_result');
   const userText = (m: Record<string, unknown> | null): string => (m?.['role'] === 'user' ? (textOf(m['content']) ?? '') : '');
-  const isToolResult = (m: Record<string, unknown> | null): boolean => hasToolResults(m) && userText(m) === '';
+  // The results of a tool search (Claude Code's `ToolSearch`, which loads deferred tools, followed
+  // by its own text "Tool loaded." for some models) are no tool results of the scenario's, nor the
+  // user's text: the model goes on to call what it found.
+  const searchCalls = api === 'anthropic-messages' ? toolUseIdsOf(messages, ANTHROPIC_TOOL_SEARCH) : new Set<string>();
+  const isSearchResult = (m: Record<string, unknown> | null): boolean => {
+    const content = m?.['content'];
+    if (searchCalls.size === 0 || !hasToolResults(m) || !Array.isArray(content) || !SEARCH_RESULT_TEXTS.has(userText(m))) return false;
+    return content.map(asRecord).every((b) => b?.['type'] !== 'tool_result' || searchCalls.has(String(b['tool_use_id'])));
+  };
+  const isToolResult = (m: Record<string, unknown> | null): boolean => hasToolResults(m) && userText(m) === '' && !isSearchResult(m);
   const toolResultText = (m: Record<string, unknown> | null): string | null => {
     if (m === null) return null;
     if (api === 'openai-completions') return textOf(m['content']);
@@ -380,7 +389,7 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
     return steer === null ? [] : [{ role: 'user', content: steer }];
   });
   const last = conversation.at(-1) ?? null;
-  const userTexts = conversation.filter((m) => m?.['role'] === 'user' && !isToolResult(m)).map(userText);
+  const userTexts = conversation.filter((m) => m?.['role'] === 'user' && !isToolResult(m) && !isSearchResult(m)).map(userText);
   const lastIsToolResult = isToolResult(last);
   return {
     messageCount: messages.length,
@@ -392,6 +401,43 @@ function readConversation(api: WireApi, request: Record<string, unknown>): Conve
     hasSystemPrompt:
       api === 'openai-completions' ? messages.some((m) => m?.['role'] === 'system' || m?.['role'] === 'developer') : request['system'] !== undefined,
   };
+}
+
+/** Claude Code's tool that loads the tools it defers (2.1.332: MCP tools and some of its own). */
+const ANTHROPIC_TOOL_SEARCH = 'ToolSearch';
+/** What Claude Code puts beside a `ToolSearch` result in its user message: nothing, or this note. */
+const SEARCH_RESULT_TEXTS: ReadonlySet<string> = new Set(['', 'Tool loaded.']);
+
+/** The ids of the `tool_use` blocks of the assistant messages that call `name`. */
+function toolUseIdsOf(messages: readonly (Record<string, unknown> | null)[], name: string): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (message?.['role'] !== 'assistant' || !Array.isArray(message['content'])) continue;
+    for (const block of message['content'].map(asRecord)) {
+      if (block?.['type'] === 'tool_use' && block['name'] === name && typeof block['id'] === 'string') ids.add(block['id']);
+    }
+  }
+  return ids;
+}
+
+const DEFERRED_TOOLS_NOTE = 'The following deferred tools are now available via ToolSearch.';
+
+/**
+ * The tools a request names without offering them, to be loaded by a search first: Claude Code
+ * (2.1.332) lists its deferred tools, one name a line after a note, in a system text of the
+ * conversation (MCP tools among them: `mcp__host__lookup`), and offers `ToolSearch` to load them.
+ * A `ToolSearch` result is a `tool_reference` block; the next request offers the tool (with
+ * `defer_loading: true`).
+ */
+function deferredToolNames(request: Record<string, unknown> | null): string[] {
+  const names: string[] = [];
+  const texts = JSON.stringify([request?.['system'] ?? null, request?.['messages'] ?? null]);
+  // The texts are read inside the JSON: a line break is the two characters `\n` there.
+  for (let at = texts.indexOf(DEFERRED_TOOLS_NOTE); at !== -1; at = texts.indexOf(DEFERRED_TOOLS_NOTE, at + 1)) {
+    const [, list = ''] = /^[^]*?:((?:\\n[A-Za-z0-9_-]+)+)/.exec(texts.slice(at + DEFERRED_TOOLS_NOTE.length)) ?? [];
+    for (const name of list.split('\\n')) if (name !== '' && !names.includes(name)) names.push(name);
+  }
+  return names;
 }
 
 const STEER_NOTE = 'The user sent a new message while you were working:\n';

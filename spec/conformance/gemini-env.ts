@@ -20,6 +20,7 @@ import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cliUnderTest } from './cli-under-test.js';
 import { geminiBaseUrl } from './fake-model-server.js';
 
 /** The API key the CLI is given (`GEMINI_API_KEY`); the fake server logs what it receives (`RequestLogEntry.apiKey`). */
@@ -34,11 +35,13 @@ export const GEMINI_MODEL = 'gemini-2.5-pro';
 /**
  * How to start the pinned Gemini CLI: `node <@google/gemini-cli>/bundle/gemini.js`, with this
  * Node. The package is a plain JavaScript bundle (its bin); its native parts are optional and
- * not needed.
+ * not needed. `AGENT_RX_GEMINI_BIN` names another one (see cli-under-test.ts).
  */
 export function geminiCommand(): { readonly command: string; readonly args: readonly string[] } {
-  const packageJson = createRequire(import.meta.url).resolve('@google/gemini-cli/package.json');
-  return { command: process.execPath, args: [join(dirname(packageJson), 'bundle', 'gemini.js')] };
+  return cliUnderTest('gemini', () => {
+    const packageJson = createRequire(import.meta.url).resolve('@google/gemini-cli/package.json');
+    return { command: process.execPath, args: [join(dirname(packageJson), 'bundle', 'gemini.js')] };
+  });
 }
 
 export interface GeminiEnvOptions {

@@ -10,7 +10,17 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cliUnderTest, type CliCommand } from './cli-under-test.js';
 import { DEFAULT_MODEL_IDS, NOTES_FILE, NOTES_TXT, REASONING_MODEL_IDS } from './scenarios.js';
+
+/**
+ * How to start the pinned pi: the package's bin as npm links it (`node_modules/.bin/pi`, a Node
+ * script with a shebang). `AGENT_RX_PI_BIN` names another one (see cli-under-test.ts).
+ */
+export function piCommand(): CliCommand {
+  return cliUnderTest('pi', () => ({ command: fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url)), args: [] }));
+}
 
 /** Provider names written into models.json. */
 export const OPENAI_PROVIDER = 'fake';

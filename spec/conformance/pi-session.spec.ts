@@ -3,11 +3,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { lastValueFrom, toArray } from 'rxjs';
 import * as z from 'zod';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AGENTS, createAgentPool, piSession, runPi, tool, type PermissionRequested, type PiSessionOptions, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { callToolText, scenarioMarker, TOUCH_TOOL_COMMAND } from './fake-model-server.js';
-import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { createPiEnv, OPENAI_PROVIDER, piCommand, type PiEnv } from './pi-env.js';
 import { piWorld } from './pi-world.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
@@ -18,7 +17,7 @@ import { toolConformance } from './tools-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
-const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
+const PI = piCommand();
 const TAG = createProcessTag('AGENT_RX_PI_SESSION');
 
 const world = piWorld();
@@ -34,7 +33,8 @@ afterAll(() => {
 
 function options(onStopped: (report: StopReport) => void, extra: Partial<PiSessionOptions> = {}, piEnv: PiEnv = world.env): PiSessionOptions {
   return {
-    executable: PI,
+    executable: PI.command,
+    executableArgs: PI.args,
     provider: OPENAI_PROVIDER,
     model: 'recall',
     session: 'none',

@@ -3,7 +3,6 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runPi, stopAllRuns, type CliMessage, type RunPiOptions, type StopReport } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import {
@@ -21,7 +20,7 @@ import {
   type FakeModelServer,
   type WireApi,
 } from './fake-model-server.js';
-import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, type PiEnv } from './pi-env.js';
+import { ANTHROPIC_PROVIDER, createPiEnv, OPENAI_PROVIDER, piCommand, type PiEnv } from './pi-env.js';
 import { freePort, overlays, sessionIdOf, stopWhileToolRuns } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
@@ -32,7 +31,7 @@ import { createProcessTag } from '../helpers/tagged-processes.js';
  * runPi. Every scenario asserts the normalized stream; wall times are printed at the end.
  */
 
-const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
+const PI = piCommand();
 const TAG = createProcessTag('AGENT_RX_CONFORMANCE');
 
 let server: FakeModelServer;
@@ -56,7 +55,8 @@ const provider = (api: WireApi): string => (api === 'openai-completions' ? OPENA
 function options(model: string, api: WireApi, extra: Partial<RunPiOptions> = {}, piEnv: PiEnv = env): RunPiOptions {
   return {
     prompt: `Scenario ${model} please`,
-    executable: PI,
+    executable: PI.command,
+    executableArgs: PI.args,
     provider: provider(api),
     model,
     session: 'none',
@@ -210,7 +210,8 @@ describe('real pi: other failures', () => {
       await writeFile(join(root, 'agent', 'models.json'), JSON.stringify({ providers: { anthropic: { baseUrl: `http://127.0.0.1:${closedPort}` } } }));
       const messages = await run('no API key', {
         prompt: 'hello',
-        executable: PI,
+        executable: PI.command,
+        executableArgs: PI.args,
         provider: 'anthropic',
         model: 'agent-rx-no-such-model',
         session: 'none',

@@ -17,6 +17,7 @@ import { rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cliUnderTest } from './cli-under-test.js';
 
 /** The API key the CLI is given; the fake server does not check it. */
 export const QWEN_FAKE_API_KEY = 'agent-rx-fake-qwen-key';
@@ -24,10 +25,13 @@ export const QWEN_FAKE_API_KEY = 'agent-rx-fake-qwen-key';
 /**
  * How to start the pinned Qwen Code as one process: `node <@qwen-code/qwen-code>/cli.js` with this
  * Node (its `qwen` bin, `cli-entry.js`, starts `cli.js` as a second process).
+ * `AGENT_RX_QWEN_BIN` names another one (see cli-under-test.ts).
  */
 export function qwenCommand(): { readonly command: string; readonly args: readonly string[] } {
-  const packageJson = createRequire(import.meta.url).resolve('@qwen-code/qwen-code/package.json');
-  return { command: process.execPath, args: [join(dirname(packageJson), 'cli.js')] };
+  return cliUnderTest('qwen', () => {
+    const packageJson = createRequire(import.meta.url).resolve('@qwen-code/qwen-code/package.json');
+    return { command: process.execPath, args: [join(dirname(packageJson), 'cli.js')] };
+  });
 }
 
 export interface QwenEnvOptions {

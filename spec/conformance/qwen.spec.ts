@@ -10,6 +10,7 @@ import { answerOf } from '../helpers/pi-transcripts.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, echoText, expectedText, expectedThinking, expectedToolCall, FAIL_TOOL_COMMAND, FAKE_INPUT_TOKENS, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { executableOptions } from './cli-under-test.js';
 import { createQwenEnv, type QwenEnv } from './qwen-env.js';
 import { JSON_BAD_VALUE } from './scenarios.js';
 import { eventually, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
@@ -49,7 +50,9 @@ function options(model: string, extra: Partial<RunQwenOptions> = {}, where: Qwen
   return {
     prompt: `Scenario ${model} please`,
     model,
-    // No executable: the definition finds the package's cli.js and runs it with this Node, as one process.
+    // No executable (unless AGENT_RX_QWEN_BIN names one): the definition finds the package's cli.js
+    // and runs it with this Node, as one process.
+    ...executableOptions('qwen'),
     cwd: where.cwd,
     env: { ...where.env, ...TAG.env, ...extraEnv },
     ...rest,

@@ -101,7 +101,8 @@ export const FAIL_TOOL_EXIT_CODE = 2;
  * Qwen Code offers `update_goal` in every request, and `run_shell_command` (`{ command,
  * description }`) only with `--approval-mode yolo` in a headless run; without it the model still
  * calls `run_shell_command`, which the CLI declines. It refuses a standalone `sleep N` unless the
- * command says why in a trailing `# intentional-sleep: …` comment, so its long commands carry one.
+ * command says why in a trailing `# intentional-sleep: …` comment, so its long commands carry one;
+ * Claude Code 2.1.332 refuses one too, so its sleeps follow an `echo`.
  * Tool scenarios call the tool the way the client expects.
  */
 export type ToolDialect = 'pi' | 'claude' | 'codex' | 'gemini' | 'qwen';
@@ -116,8 +117,10 @@ export function toolDialectOf(toolNames: readonly string[]): ToolDialect {
 /** The bash tool's name and input for a command, in a client's dialect. */
 export function bashCall(command: string, dialect: ToolDialect): { readonly name: string; readonly input: Record<string, unknown> } {
   switch (dialect) {
-    case 'claude':
-      return { name: 'Bash', input: { command, description: `Run ${command}` } };
+    case 'claude': {
+      const said = command.startsWith('sleep ') ? `${CLAUDE_SLEEP_PREFIX}${command}` : command;
+      return { name: 'Bash', input: { command: said, description: `Run ${command}` } };
+    }
     case 'codex':
       return { name: 'exec_command', input: { cmd: command } };
     case 'gemini':
@@ -130,6 +133,13 @@ export function bashCall(command: string, dialect: ToolDialect): { readonly name
       return { name: 'bash', input: { command } };
   }
 }
+
+/**
+ * What makes Claude Code run a `sleep`: the Bash tool of 2.1.332 (and of 2.1.328) refuses a
+ * standalone `sleep N` (a tool error that points the model to its Monitor tool or
+ * `run_in_background`), and runs one that follows another command. 2.1.197 runs either.
+ */
+export const CLAUDE_SLEEP_PREFIX = 'echo waiting; ';
 
 /** What makes Qwen Code run a standalone `sleep` (it refuses one that does not say why). */
 export const QWEN_SLEEP_REASON = '# intentional-sleep: agent-rx measures cancellation during a long tool';
@@ -335,6 +345,8 @@ export interface ConversationView {
   readonly previousRequestsForModel: number;
   /** Names of the tools the request offers (they tell pi, Claude Code and Codex apart). */
   readonly toolNames: readonly string[];
+  /** Names of tools the request lists as deferred, to be loaded by a search first (Claude Code's, loaded by `ToolSearch`). */
+  readonly deferredToolNames: readonly string[];
 }
 
 const stream = (blocks: PlannedBlock[], stopReason: 'stop' | 'toolUse', chunkDelayMs = 5): ReplyPlan => ({
@@ -454,14 +466,22 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
  * the offered one of that name, or whose name ends with `__<name>` or `_<name>` (an MCP tool, as
  * each agent names them); with none offered, the model says so and which tools it was offered.
  * When the request offers `tool_search` (Codex, which defers MCP tools behind it), the model
- * first searches for a tool not offered, with the name as the query.
+ * first searches for a tool not offered, with the name as the query; when it lists the tool as
+ * deferred and offers `ToolSearch` (Claude Code 2.1.332), the model first loads it by its full name.
  */
 function callToolPlan(view: ConversationView): ReplyPlan {
   const asked = CALL_TOOL.exec(view.lastUserText ?? '');
   if (asked === null) return stream([{ type: 'text', chunks: ['No', ' CALL', ' in', ' the', ' prompt.'] }], 'stop');
   const [, name = '', input = '{}'] = asked;
   if (view.lastIsToolResult) return stream([{ type: 'text', chunks: splitWords(calledToolAnswer(view.lastToolResultText ?? '')) }], 'stop');
-  const offered = view.toolNames.find((tool) => tool === name || tool.endsWith(`__${name}`) || tool.endsWith(`_${name}`));
+  const named = (tool: string): boolean => tool === name || tool.endsWith(`__${name}`) || tool.endsWith(`_${name}`);
+  const offered = view.toolNames.find(named);
+  // Claude Code (2.1.332) defers MCP tools: it lists their names and offers `ToolSearch`, which
+  // loads the ones a query selects; the model loads the tool first.
+  const deferred = view.deferredToolNames.find(named);
+  if (offered === undefined && deferred !== undefined && view.toolNames.includes('ToolSearch')) {
+    return stream([{ type: 'toolCall', name: 'ToolSearch', argChunks: argPieces({ query: `select:${deferred}` }), seq: view.previousRequestsForModel + 1 }], 'toolUse');
+  }
   // Codex defers MCP tools behind its `tool_search`: the model searches for the tool first.
   if (offered === undefined && view.toolNames.includes('tool_search')) return stream([{ type: 'toolCall', name: 'tool_search', argChunks: argPieces({ query: name, limit: 8 }), seq: view.previousRequestsForModel + 1 }], 'toolUse');
   if (offered === undefined) return stream([{ type: 'text', chunks: splitWords(`No tool ${name} was offered; offered: ${view.toolNames.join(', ')}.`) }], 'stop');

@@ -238,7 +238,7 @@ function takeStructuredResult(structured: StructuredAnswer, block: unknown): boo
 function onUser(state: ClaudeState, line: ClaudeEventOf<'user'> | null): readonly CliMessage[] {
   const content = line?.message.content;
   if (line === null || content === undefined || typeof content === 'string') return [];
-  const blocks = content.filter((block) => !takeStructuredResult(state.structured, block));
+  const blocks = content.filter((block) => !takeStructuredResult(state.structured, block)).map(toolReferencesAsText);
   const results = blocks.filter((block) => block.type === 'tool_result');
   const account = results.length === 1 ? line.tool_use_result : undefined;
   return toolResultMessages(state.tools, blocks).map((message) => {
@@ -247,6 +247,19 @@ function onUser(state: ClaudeState, line: ClaudeEventOf<'user'> | null): readonl
     const toolContent = claudeToolContent(message.name, field(block, 'content'), account);
     return toolContent.length === 0 ? message : { ...message, content: toolContent };
   });
+}
+
+/**
+ * A `ToolSearch` result (Claude Code 2.1.332, which defers MCP tools and some of its own until the
+ * model loads them) holds `tool_reference` blocks, no text: its output is the names of the tools it
+ * loaded, one a line.
+ */
+function toolReferencesAsText<B extends { readonly type: string }>(block: B): B {
+  const content = field(block, 'content');
+  if (block.type !== 'tool_result' || !Array.isArray(content) || !content.some((part) => field(part, 'type') === 'tool_reference')) return block;
+  const names = content.map((part) => (field(part, 'type') === 'tool_reference' ? stringOf(field(part, 'tool_name')) : undefined)).filter((name) => name !== undefined);
+  const text = [...names, contentText(content)].filter((line) => line !== '').join('\n');
+  return { ...block, content: [{ type: 'text', text }] };
 }
 
 function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {

@@ -46,6 +46,26 @@ describe('Claude Code dialect', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'agent-error', agentError: 'API Error: 429' });
   });
 
+  it('a ToolSearch result (tool_reference blocks, Claude Code 2.1.332) completes with the names of the tools it loaded', async () => {
+    const messages = await run([
+      block({ type: 'tool_use', id: 'toolu_s', name: 'ToolSearch', input: { query: 'select:mcp__host__lookup,Monitor' } }),
+      line({
+        type: 'user',
+        message: {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_s', content: [{ type: 'tool_reference', tool_name: 'mcp__host__lookup' }, { type: 'tool_reference', tool_name: 'Monitor' }] },
+            { type: 'text', text: 'Tool loaded.' },
+          ],
+        },
+      }),
+    ]);
+    expect(messages.filter((message) => message.type.startsWith('tool.'))).toEqual([
+      { type: 'tool.call', toolCallId: 'toolu_s', name: 'ToolSearch', input: { query: 'select:mcp__host__lookup,Monitor' }, kind: 'search', summary: 'select:mcp__host__lookup,Monitor' },
+      { type: 'tool.completed', toolCallId: 'toolu_s', name: 'ToolSearch', output: 'mcp__host__lookup\nMonitor' },
+    ]);
+  });
+
   it('without a result line, a clean exit is missing its terminal', async () => {
     expect((await run([line({ type: 'system', subtype: 'init', session_id: 'S' })])).at(-1)).toMatchObject({
       reason: 'missing-terminal',

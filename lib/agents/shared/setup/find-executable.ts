@@ -132,8 +132,8 @@ export function resolvePackageJson(name: string, from: string | URL): string | u
 
 let platform: Platform | undefined;
 
-// Found once: on Linux whether the C library is musl takes a diagnostic report, which is not cheap.
-function currentPlatform(): Platform {
+/** The platform this process runs on. Found once: on Linux whether the C library is musl takes a diagnostic report, which is not cheap. */
+export function currentPlatform(): Platform {
   if (platform !== undefined) return platform;
   let musl = false;
   if (process.platform === 'linux') {
