@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { AGENTS } from '../../lib/agent-table.js';
 import { codexAppServerDialect } from '../../lib/dialects.js';
@@ -32,6 +33,11 @@ const READERS: readonly [RegExp, () => Dialect][] = [
   [/^sessions\/claude-/, () => AGENTS.claude.dialect()],
   [/^sessions\/codex-/, () => codexAppServerDialect()],
   [/^sessions\/gemini-/, () => session('gemini')],
+  [/^demo\/claude-/, () => AGENTS.claude.dialect()],
+  [/^demo\/codex-/, () => AGENTS.codex.dialect()],
+  [/^demo\/gemini-/, () => AGENTS.gemini.dialect()],
+  [/^demo\/qwen-/, () => AGENTS.qwen.dialect()],
+  [/^demo\//, () => AGENTS.pi.dialect()],
 ];
 
 function recordings(folder: string): string[] {
@@ -42,10 +48,15 @@ function recordings(folder: string): string[] {
   });
 }
 
-const ALL = recordings(fixture('.')).map((path) => relative(fixture('.'), path)).sort();
+// The demo's recordings (examples/replay-agent/transcripts) are read too, under `demo/`.
+const DEMO = fileURLToPath(new URL('../../examples/replay-agent/transcripts/', import.meta.url));
+const ALL = [
+  ...recordings(fixture('.')).map((path) => relative(fixture('.'), path)),
+  ...recordings(DEMO).map((path) => `demo/${relative(DEMO, path)}`),
+].sort();
 
 function linesOf(path: string): ProcessItem[] {
-  return readFileSync(fixture(path), 'utf8')
+  return readFileSync(path.startsWith('demo/') ? join(DEMO, path.slice('demo/'.length)) : fixture(path), 'utf8')
     .split('\n')
     .filter((text) => text !== '')
     .map((text) => ({ kind: 'line', text }));
@@ -59,7 +70,7 @@ async function warningsOf(dialect: Dialect, items: readonly ProcessItem[]): Prom
 describe('the types each agent really sends are known', () => {
   it('reads recordings of every agent, runs and sessions', () => {
     expect(ALL.length).toBeGreaterThan(100);
-    for (const folder of ['pi/', 'claude/', 'codex/', 'gemini/', 'qwen/', 'acp/', 'sessions/', 'codex-content/']) expect(ALL.some((path) => path.startsWith(folder))).toBe(true);
+    for (const folder of ['pi/', 'claude/', 'codex/', 'gemini/', 'qwen/', 'acp/', 'sessions/', 'codex-content/', 'demo/']) expect(ALL.some((path) => path.startsWith(folder))).toBe(true);
   });
 
   it.each(ALL)('%s: no unknown type', async (path) => {

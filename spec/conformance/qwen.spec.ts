@@ -12,7 +12,7 @@ import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, echoText, expectedText, expectedThinking, expectedToolCall, FAIL_TOOL_COMMAND, FAKE_INPUT_TOKENS, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createQwenEnv, type QwenEnv } from './qwen-env.js';
 import { JSON_BAD_VALUE } from './scenarios.js';
-import { eventually, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
+import { eventually, overlays, pinnedVersion, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /**
@@ -319,7 +319,7 @@ describe('real Qwen Code: sessions', () => {
       server.reset();
       const id = randomUUID();
       const first = await run('session: { id }', options('text', { session: { id } }, sessions));
-      expect(first[0]).toEqual({ type: 'session.started', sessionId: id });
+      expect(first[0]).toEqual({ type: 'session.started', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(first.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       const latest = await run("session: 'latest'", options('echo', { session: 'latest', prompt: 'second' }, sessions));
       expect(latest[0]).toEqual({ type: 'session.resumed', sessionId: id });
