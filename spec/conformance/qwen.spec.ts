@@ -322,10 +322,10 @@ describe('real Qwen Code: sessions', () => {
       expect(first[0]).toEqual({ type: 'session.started', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(first.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       const latest = await run("session: 'latest'", options('echo', { session: 'latest', prompt: 'second' }, sessions));
-      expect(latest[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(latest[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(answerOf(latest)).toBe(echoText('second'));
       const resumed = await run('session: { resume: id }', options('recall', { session: { resume: id }, prompt: 'third' }, sessions));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(answerOf(resumed)).toBe('User texts in context: 3 ("Scenario text please" | "second" | "third").');
     },
     SLOW,
