@@ -42,6 +42,7 @@ export { HOST_TOOLS_SERVER, type McpServerConfig, type McpServers, type McpStdio
 export type { ToolOptions } from './tools/with-host-tools.js';
 export { agentOutputToMessages } from './operators/agent-output-to-messages.js';
 export type { Dialect, MessageMapping, Conclusion, FailureDetails, ToolVocabulary } from './operators/dialect.js';
+export { knownTypes } from './operators/unknown-types.js';
 export type {
   AgentEvent,
   EventItem,

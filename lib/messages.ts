@@ -67,17 +67,25 @@ export const OutputIssueSchema = z.object({ path: z.string(), message: z.string(
 export interface SessionStarted {
   type: 'session.started';
   sessionId: string;
+  /**
+   * The agent CLI's version, as it reported it in its own output (`2.1.197`); absent where it
+   * reports none (pi, Codex's `exec`, Gemini CLI's runs). For telling which version a stream came
+   * from when its protocol drifts.
+   */
+  agentVersion?: string | undefined;
 }
 /** Validates a {@link SessionStarted}. */
-export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string() });
+export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string(), agentVersion: z.string().optional() });
 
 /** The agent resumed the session `sessionId` that the run asked for. */
 export interface SessionResumed {
   type: 'session.resumed';
   sessionId: string;
+  /** The agent CLI's version, as it reported it (see {@link SessionStarted.agentVersion}). */
+  agentVersion?: string | undefined;
 }
 /** Validates a {@link SessionResumed}. */
-export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string() });
+export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string(), agentVersion: z.string().optional() });
 
 /** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
 export interface AssistantMessage {
@@ -287,7 +295,9 @@ export const AgentRetrySchema = z.object({
 
 /**
  * The agent reported a problem that does not end the run (Codex: an `error` item, such as unknown
- * model metadata). The run goes on; a failure that ends it is a `terminal.failed`.
+ * model metadata), or sent an event of a type agent-rx does not know (once per type in a run or a
+ * session: `Codex sent an event of unknown type "foo"; it was ignored`). The run goes on; a
+ * failure that ends it is a `terminal.failed`.
  */
 export interface AgentWarning {
   type: 'agent.warning';
@@ -493,14 +503,14 @@ export type TerminalMessage<Output = unknown> = TerminalCompleted<Output> | Term
  *
  * | type | meaning |
  * |---|---|
- * | `session.started` / `session.resumed` | the agent reports its session (`sessionId`) |
+ * | `session.started` / `session.resumed` | the agent reports its session (`sessionId`, and its `agentVersion` where it says it) |
  * | `assistant` | a delta of the answer |
  * | `assistant.withdrawn` | answer text already streamed is withdrawn (the agent changed it) |
  * | `assistant.thought` | thinking, whole, when the turn ends |
  * | `tool.call` / `tool.update` / `tool.completed` / `tool.failed` | a tool call, its partial output (replaces), its result |
  * | `permission.requested` / `permission.resolved` | the agent asks to use a tool; the decision, and who made it |
  * | `agent.retry` | the agent CLI itself is retrying |
- * | `agent.warning` | the agent reported a problem that does not end the run |
+ * | `agent.warning` | the agent reported a problem that does not end the run, or sent an event of a type agent-rx does not know |
  * | `run.retrying` | {@link retryAgentRun} starts another attempt |
  * | `terminal.completed` / `terminal.failed` | how the run ended |
  */

@@ -81,6 +81,15 @@ export interface MessageMapping<S = unknown, E extends AgentEvent = AgentEvent> 
   /** The agent's session id so far, for the terminal message's `sessionId`. */
   sessionId(state: S): string | undefined;
   /**
+   * The type of an event this dialect does not know, or `undefined` for one it knows: one it reads,
+   * and one the agent sends that is left aside on purpose. A run (or a session) says each unknown
+   * type once, with an `agent.warning`, and ignores the event as before; that is how a change of
+   * the agent's protocol shows. The type may be finer than the event's `type` (an ACP update's
+   * kind, a Codex item's type). Pure; `knownTypes` builds one from a list. Without it, nothing is
+   * said.
+   */
+  unknownType?(event: E): string | undefined;
+  /**
    * The agent's tools, by the names it gives them: each `tool.call` gets its `kind` and `summary`
    * from here (unless the agent reported them itself). Without it, tool calls have neither.
    */

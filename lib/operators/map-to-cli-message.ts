@@ -4,6 +4,7 @@ import type { MessageMapping } from './dialect.js';
 import { emitItemMessages } from './item-messages.js';
 import type { AgentEvent, PipelineItem } from './items.js';
 import { missingExitFailure, terminalAtExit } from './terminal-at-exit.js';
+import { UnknownTypes } from './unknown-types.js';
 import { checkFunction, isObject, property, shown } from './validate.js';
 
 /**
@@ -21,6 +22,9 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * 4. what the dialect concludes from the events (`agent-error`, `aborted`, `terminal.completed`);
  * 5. nothing conclusive → `invalid-output` when invalid lines explain it, else `missing-terminal`.
  *
+ * The first event of each type the dialect does not know (its `unknownType`) is said with an
+ * `agent.warning` before what the event stands for (nothing, mostly): once per type in a run.
+ *
  * The stream completes after the terminal message. If the source completes without an exit item,
  * a `missing-terminal` failure is emitted, so there is always exactly one terminal message. What a
  * dialect function throws errors the stream instead (a bug, not something the agent did), and the
@@ -29,6 +33,9 @@ import { checkFunction, isObject, property, shown } from './validate.js';
  * ```
  * source:  -e1--a--e2--x|      e = agent events, a = text item, x = exit (code 0)
  * result:  -m1--A--m2--(T|)    A = { type: 'assistant' }, T = { type: 'terminal.completed' }
+ *
+ * source:  -u--u--x|           u = an event of a type the dialect does not know
+ * result:  -w-----(T|)         w = { type: 'agent.warning' } (once for its type)
  * ```
  *
  * @example
@@ -40,6 +47,7 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
     new Observable<CliMessage>((subscriber) => {
       // A createState that throws errors the stream on subscribe (rxjs sends it to subscriber.error).
       const state = dialect.createState();
+      const unknown = new UnknownTypes(dialect);
       let ended = false;
       const end = (terminal: TerminalMessage): void => {
         ended = true;
@@ -59,8 +67,13 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
         next: (item) => {
           if (ended) return;
           try {
-            if (item.kind === 'exit') end(terminalAtExit(dialect, state, item));
-            else emitItemMessages(dialect, state, item, emit);
+            if (item.kind === 'exit') {
+              end(terminalAtExit(dialect, state, item));
+              return;
+            }
+            const warning = item.kind === 'event' ? unknown.see(item.event) : undefined;
+            if (warning !== undefined) emit(warning);
+            emitItemMessages(dialect, state, item, emit);
           } catch (error: unknown) {
             fail(error);
           }
@@ -89,7 +102,7 @@ function checkDialect(dialect: unknown): void {
   const name = property(dialect, 'name');
   if (typeof name !== 'string') throw new TypeError(`agent-rx: the dialect's name must be a string; got ${shown(name)}`);
   for (const key of DIALECT_FUNCTIONS) checkFunction(property(dialect, key), `the ${name} dialect's ${key}`);
-  for (const key of ['failureDetails', 'stderrLine', 'mapStderrLine'] as const) {
+  for (const key of ['failureDetails', 'stderrLine', 'mapStderrLine', 'unknownType'] as const) {
     const optional = property(dialect, key);
     if (optional !== undefined) checkFunction(optional, `the ${name} dialect's ${key}`);
   }

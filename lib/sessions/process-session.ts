@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { asyncScheduler, Observable, Subject, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { CliMessage, PermissionDecision, SessionCommand, SessionMessage } from '../messages.js';
+import type { AgentWarning, CliMessage, PermissionDecision, SessionCommand, SessionMessage } from '../messages.js';
 import { dialectItems } from '../operators/agent-output-to-messages.js';
 import type { Dialect } from '../operators/dialect.js';
 import { emitItemMessages } from '../operators/item-messages.js';
 import type { PipelineItem } from '../operators/items.js';
 import { sessionExitFailure } from '../operators/terminal-at-exit.js';
+import { UnknownTypes } from '../operators/unknown-types.js';
 import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
 import { startTimeNow } from '../process/proc-stat.js';
@@ -64,6 +65,9 @@ export const DEFAULT_PERMISSION_TIMEOUT_MS = 300_000;
  * (then the session ends after the running turn: the agent's input is closed and it exits) or the
  * subscriber leaves (then the stop sequence runs, as for a one-shot run). The session machine
  * decides the turns; the protocol speaks the agent's interactive mode; the dialect maps content.
+ * The first event of each type the dialect does not know is said once in the session, with an
+ * `agent.warning` (one that came between turns, at the start of the next turn: content lies inside
+ * turns).
  *
  * @example
  * // What piSession does, by hand: pi's RPC mode, its dialect for the content, its protocol for the turns.
@@ -148,6 +152,10 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
       // The dialect reads each later turn afresh: an id the agent used in an earlier turn (a tool
       // call's) is a new one in a later turn.
       let contentState = dialect.createState();
+      // Types of events the dialect does not know, said once per session; those seen between turns
+      // wait for the next turn.
+      const unknown = new UnknownTypes(dialect);
+      const heldWarnings: AgentWarning[] = [];
       const timers = new SessionTimers(scheduler, {
         idleMs: checked.idleTimeoutMs,
         graceMs: checked.gracePeriodMs,
@@ -196,6 +204,7 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
             // The first turn keeps what was read before it (what the agent said while the session
             // opened, e.g. why it could not).
             if (effect.turn > 1) contentState = dialect.createState();
+            for (const warning of heldWarnings.splice(0)) content(warning);
             link.ask(effect);
             return;
           case 'steer':
@@ -239,6 +248,11 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
             const failure = sessionExitFailure(dialect, contentState, item, exitedMessage);
             dispatch({ type: 'exited', clean: link.cleanExit(item), failure });
             return;
+          }
+          const warning = item.kind === 'event' ? unknown.see(item.event) : undefined;
+          if (warning !== undefined) {
+            if (machine.phase === 'busy' || machine.phase === 'aborting') content(warning);
+            else heldWarnings.push(warning);
           }
           emitItemMessages(dialect, contentState, item, content);
           if (item.kind === 'event') link.read(item.event);

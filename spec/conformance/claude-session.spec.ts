@@ -9,6 +9,7 @@ import { scenarioMarker, startFakeModelServer, type FakeModelServer } from './fa
 import { callToolText, calledToolAnswer, JSON_OK_VALUE, testPng, TOUCH_TOOL_COMMAND } from './scenarios.js';
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
+import { pinnedVersion } from './suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { Answer, promptConformance } from './prompt-suite.js';
 import { NOTES_SERVER, toolConformance } from './tools-suite.js';
@@ -52,7 +53,7 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<ClaudeC
 }
 
 describe('claudeCodeSession on the real Claude Code', () => {
-  sessionConformance(() => ({ name: 'Claude Code', tag: TAG, session: (onStopped) => claudeCodeSession(options(onStopped)) }), latencies);
+  sessionConformance(() => ({ name: 'Claude Code', tag: TAG, agentVersion: pinnedVersion('@anthropic-ai/claude-code'), session: (onStopped) => claudeCodeSession(options(onStopped)) }), latencies);
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Claude Code', tag: TAG, server, pool: (size) => createAgentPool({ agent: AGENTS.claude, options: options(() => undefined), size }) }));
@@ -120,14 +121,14 @@ describe('claudeCodeSession: resuming', () => {
     first.send({ type: 'prompt', text: 'remember me' });
     first.end();
     const started = (await first.done)[0];
-    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String), agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     const id = started?.type === 'session.started' ? started.sessionId : '';
 
     const resumed = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { session: { resume: id } })));
     resumed.send({ type: 'prompt', text: 'resumed by id' });
     resumed.end();
     const byId = await resumed.done;
-    expect(byId[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(byId[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     expect(resumed.answer(1)).toBe('User texts in context: 2 ("remember me" | "resumed by id").');
     expect(byId.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
 
@@ -137,7 +138,7 @@ describe('claudeCodeSession: resuming', () => {
     continued.end();
     const latest = await continued.done;
     expect(latest.slice(0, 3).map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'session.resumed']);
-    expect(latest[2]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(latest[2]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     expect(continued.answer(1)).toMatch(/^User texts in context: 3 /);
   });
 });

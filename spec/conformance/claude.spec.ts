@@ -17,7 +17,7 @@ import {
   type FakeModelServer,
 } from './fake-model-server.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
-import { eventually, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
+import { eventually, pinnedVersion, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 
@@ -84,7 +84,7 @@ describe('real Claude Code: answers', () => {
       server.reset();
       const messages = await run('text', options('text'));
       const sessionId = sessionIdOf(messages);
-      expect(messages[0]).toEqual({ type: 'session.started', sessionId });
+      expect(messages[0]).toEqual({ type: 'session.started', sessionId, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
       expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
       expect(answerOf(messages)).toBe(expectedText('text'));
@@ -233,7 +233,7 @@ describe('real Claude Code: sessions', () => {
       const first = await run('session: new', options('text'));
       const id = sessionIdOf(first);
       const resumed = await run('session: { resume }', options('echo', { session: { resume: id }, prompt: 'second' }));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
       expect(answerOf(resumed)).toBe(echoText('second'));
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       expect(server.requestsFor('echo')[0]?.messageCount).toBeGreaterThanOrEqual(3);

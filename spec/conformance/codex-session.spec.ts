@@ -16,6 +16,7 @@ import { Answer, promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { poolConformance } from './pool-suite.js';
+import { pinnedVersion } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /** codexSession against the real Codex CLI (`codex app-server`) and the fake model server on 127.0.0.1. */
@@ -55,7 +56,7 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<CodexSe
 }
 
 describe('codexSession on the real Codex', () => {
-  sessionConformance(() => ({ name: 'Codex', tag: TAG, session: (onStopped) => codexSession(options(onStopped)) }), latencies);
+  sessionConformance(() => ({ name: 'Codex', tag: TAG, agentVersion: pinnedVersion('@openai/codex'), session: (onStopped) => codexSession(options(onStopped)) }), latencies);
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Codex', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.codex, options: options(() => undefined), size }) }));
@@ -70,7 +71,8 @@ describe('codexSession on the real Codex', () => {
     await first.done;
     const second = new SessionDriver((onStopped) => codexSession(options(onStopped, { session: { resume: started.sessionId } })));
     second.send({ type: 'prompt', text: 'and this' });
-    expect(await second.nextOf('session.resumed')).toEqual({ type: 'session.resumed', sessionId: started.sessionId });
+    expect(started.agentVersion).toBe(pinnedVersion('@openai/codex'));
+    expect(await second.nextOf('session.resumed')).toEqual({ type: 'session.resumed', sessionId: started.sessionId, agentVersion: pinnedVersion('@openai/codex') });
     await second.nextOf('turn.completed');
     expect(second.answer(1)).toBe('User texts in context: 2 ("remember this" | "and this").');
     second.end();

@@ -8,6 +8,7 @@ import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js'
 import { SessionDriver } from './session-driver.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { poolConformance } from './pool-suite.js';
+import { pinnedVersion } from './suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
@@ -50,17 +51,18 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<GeminiS
 }
 
 describe('geminiSession on the real Gemini CLI (ACP)', () => {
-  sessionConformance(() => ({ name: 'Gemini CLI', tag: TAG, session: (onStopped) => geminiSession(options(onStopped)) }), latencies);
+  sessionConformance(() => ({ name: 'Gemini CLI', tag: TAG, agentVersion: pinnedVersion('@google/gemini-cli'), session: (onStopped) => geminiSession(options(onStopped)) }), latencies);
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Gemini CLI', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.gemini, options: options(() => undefined), size }) }));
   });
 
-  it('announces the ACP session id from session/new, before the first answer', async () => {
+  it("announces the ACP session id from session/new, with the CLI's version from initialize, before the first answer", async () => {
     const session = new SessionDriver((onStopped) => geminiSession(options(onStopped)));
     session.send({ type: 'prompt', text: 'hello' });
     const started = await session.nextOf('session.started');
     expect(started.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(started.agentVersion).toBe(pinnedVersion('@google/gemini-cli'));
     await session.nextOf('turn.completed');
     expect(session.messages.findIndex((message) => message.type === 'assistant')).toBeGreaterThan(session.messages.indexOf(started));
     session.end();

@@ -9,6 +9,7 @@ import { poolConformance } from './pool-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
+import { pinnedVersion } from './suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -51,7 +52,7 @@ function options(onStopped: (report: StopReport) => void, extra: Partial<QwenSes
 
 describe('qwenSession on the real Qwen Code (ACP)', () => {
   // A steer cuts the running prompt (session/cancel), which makes Qwen Code kill the running tool.
-  sessionConformance(() => ({ name: 'Qwen Code', tag: TAG, session: (onStopped) => qwenSession(options(onStopped)), toolUnderSteer: 'failed' }), latencies);
+  sessionConformance(() => ({ name: 'Qwen Code', tag: TAG, agentVersion: pinnedVersion('@qwen-code/qwen-code'), session: (onStopped) => qwenSession(options(onStopped)), toolUnderSteer: 'failed' }), latencies);
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Qwen Code', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.qwen, options: options(() => undefined), size }) }));
@@ -71,7 +72,11 @@ describe('qwenSession on the real Qwen Code (ACP)', () => {
     expect(await session.nextOf('tool.completed')).toMatchObject({ toolCallId: 'call_bash_tool_1', name: 'run_shell_command', output: expect.stringContaining('Output: hello') as unknown });
     expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1, stopReason: 'end_turn' });
     session.end();
-    expect((await session.done).at(-1)?.type).toBe('terminal.completed');
+    const messages = await session.done;
+    expect(messages.at(-1)?.type).toBe('terminal.completed');
+    // Its version from initialize; its own requests during the tool call (craft/drainMidTurnQueue) are known: no warning.
+    expect(messages[0]).toEqual({ type: 'session.started', sessionId: expect.any(String) as unknown, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
+    expect(messages.filter((message) => message.type === 'agent.warning')).toEqual([]);
   });
 
   it('a model error (401) fails the turn with the cause Qwen Code gives (a JSON-RPC Internal error), at once', async () => {

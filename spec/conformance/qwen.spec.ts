@@ -13,7 +13,7 @@ import { BASH_TOOL_COMMAND, echoText, expectedText, expectedThinking, expectedTo
 import { executableOptions } from './cli-under-test.js';
 import { createQwenEnv, type QwenEnv } from './qwen-env.js';
 import { JSON_BAD_VALUE } from './scenarios.js';
-import { eventually, overlays, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
+import { eventually, overlays, pinnedVersion, sessionIdOf, shape, stopWhileToolRuns, tools, types } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
 /**
@@ -322,13 +322,13 @@ describe('real Qwen Code: sessions', () => {
       server.reset();
       const id = randomUUID();
       const first = await run('session: { id }', options('text', { session: { id } }, sessions));
-      expect(first[0]).toEqual({ type: 'session.started', sessionId: id });
+      expect(first[0]).toEqual({ type: 'session.started', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(first.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       const latest = await run("session: 'latest'", options('echo', { session: 'latest', prompt: 'second' }, sessions));
-      expect(latest[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(latest[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(answerOf(latest)).toBe(echoText('second'));
       const resumed = await run('session: { resume: id }', options('recall', { session: { resume: id }, prompt: 'third' }, sessions));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
       expect(answerOf(resumed)).toBe('User texts in context: 3 ("Scenario text please" | "second" | "third").');
     },
     SLOW,

@@ -22,6 +22,8 @@ export interface SessionAgent {
    * ACP steer cuts the running prompt, kills the running tool). Default `completed`.
    */
   readonly toolUnderSteer?: 'completed' | 'failed';
+  /** The version its CLI reports of itself (`session.started.agentVersion`), where it reports one. */
+  readonly agentVersion?: string;
 }
 
 /** Abort latencies measured by the cases (command written → turn.failed), by case name. */
@@ -78,6 +80,8 @@ export function sessionConformance(agent: () => SessionAgent, latencies: AbortLa
     ]);
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: sessionId?.type === 'session.started' ? sessionId.sessionId : '' });
     expect((await session.stopped).requested).toBe(false);
+    // Everything the agent sent in two turns is of a type its dialect knows.
+    expect(messages.filter((message) => message.type === 'agent.warning' && message.message.includes('unknown type'))).toEqual([]);
   });
 
   it('announces its session first, whenever the first commands come: session.started, then the turns', async () => {
@@ -90,7 +94,8 @@ export function sessionConformance(agent: () => SessionAgent, latencies: AbortLa
     session.end();
     const messages = await session.done;
     const started = messages[0];
-    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    const version = agent().agentVersion;
+    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String), ...(version === undefined ? {} : { agentVersion: version }) });
     // The commands in their order, each answered as if it came once the session was open.
     expect(messages.slice(1, 4)).toEqual([
       { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'right away', commandId: 'r1' },

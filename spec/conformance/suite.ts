@@ -1,7 +1,8 @@
 import { expect } from '@jest/globals';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Observable } from 'rxjs';
 import type { CliMessage, StopReport } from '../../lib/index.js';
 import { hostTempPath } from '../../lib/process/host-temp.js';
@@ -9,6 +10,12 @@ import type { ProcessTag } from '../helpers/tagged-processes.js';
 
 // What the conformance suites of every agent read from a run's messages, and how they stop a run
 // while its tool runs.
+
+/** The version of a pinned agent CLI's package (`@anthropic-ai/claude-code`): what the CLI reports of itself, `agentVersion`. */
+export function pinnedVersion(packageName: string): string {
+  const path = fileURLToPath(new URL(`../../node_modules/${packageName}/package.json`, import.meta.url));
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
 
 /** The messages' types, in order. */
 export const types = (messages: readonly CliMessage[]): string[] => messages.map((message) => message.type);

@@ -68,11 +68,12 @@ export interface FixtureSessionOptions {
   readonly env?: Record<string, string>;
   readonly command?: string;
   readonly protocol?: SessionProtocol<{ ready: boolean }>;
+  readonly dialect?: Dialect<null>;
   readonly permission?: PermissionPolicy;
   readonly permissionTimeoutMs?: number;
 }
 
-/** A session on the fixture agent: `echo:X` says X, `hang` waits, `crash` exits 3, `tool` starts `sleep 30`. */
+/** A session on the fixture agent: `echo:X` says X, `emit:Y` prints an event of type Y, `hang` waits, `crash` exits 3, `tool` starts `sleep 30`. */
 export function fixtureSession(onStopped: (report: StopReport) => void, options: FixtureSessionOptions): OperatorFunction<SessionCommand, SessionMessage> {
   return processSession({
     command: options.command ?? process.execPath,
@@ -83,7 +84,7 @@ export function fixtureSession(onStopped: (report: StopReport) => void, options:
       gracePeriodMs: options.gracePeriodMs ?? 2000,
       ...(options.idleTimeoutMs === undefined ? {} : { idleTimeoutMs: options.idleTimeoutMs }),
     },
-    dialect: fixtureDialect,
+    dialect: options.dialect ?? fixtureDialect,
     protocol: options.protocol ?? fixtureProtocol,
     ...(options.permission === undefined ? {} : { permission: options.permission }),
     ...(options.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: options.permissionTimeoutMs }),

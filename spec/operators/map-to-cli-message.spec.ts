@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { from, Subject } from 'rxjs';
-import { mapToCliMessage, type Conclusion, type MessageMapping, type PipelineItem, type StartFailure, type TerminalFailed } from '../../lib/index.js';
+import { knownTypes, mapToCliMessage, type Conclusion, type MessageMapping, type PipelineItem, type StartFailure, type TerminalFailed } from '../../lib/index.js';
 import { ev, exit, runExit, scheduler, terminalFailed, text } from '../helpers/items.js';
 
 // A toy dialect: `say` → assistant text; `done` concludes with success; `oops` → an agent error.
@@ -355,6 +355,7 @@ describe('mapToCliMessage', () => {
     ['lastError not a function', { ...toy, lastError: null }],
     ['sessionId not a function', { ...toy, sessionId: 'S1' }],
     ['an installHint that is not a string', { ...toy, installHint: 1 }],
+    ['an unknownType that is not a function', { ...toy, unknownType: ['say'] }],
   ])('throws a TypeError at call time for %s', (_name, dialect) => {
     expect(() => mapToCliMessage(dialect as MessageMapping<ToyState>)).toThrow(TypeError);
     expect(() => mapToCliMessage(dialect as MessageMapping<ToyState>)).toThrow(/^agent-rx: /);
@@ -363,5 +364,69 @@ describe('mapToCliMessage', () => {
   it('accepts a dialect without an installHint', () => {
     const { installHint: _hint, ...withoutHint } = toy;
     expect(() => mapToCliMessage(withoutHint)).not.toThrow();
+  });
+});
+
+describe('mapToCliMessage: event types the dialect does not know', () => {
+  // The toy dialect knows `say`, `done` and `oops`, and leaves `tick` aside on purpose.
+  const knowing: MessageMapping<ToyState> = { ...toy, unknownType: knownTypes(['say', 'done', 'oops', 'tick']) };
+  const warning = (type: string) => ({ type: 'agent.warning', message: `toy sent an event of unknown type "${type}"; it was ignored` });
+  const completed = { type: 'terminal.completed', stopReason: 'end_turn', sessionId: 'S1' };
+
+  it('says each unknown type once, before what the event stands for, and ignores the event as before', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const source = cold<PipelineItem>('-f-t-f-b-s-d-x|', { f: ev('foo'), t: ev('tick'), b: ev('bar'), s: ev('say'), d: ev('done'), x: runExit() });
+      expectObservable(source.pipe(mapToCliMessage(knowing))).toBe('-f-----b-s---(x|)', {
+        f: warning('foo'),
+        b: warning('bar'),
+        s: { type: 'tool.call', toolCallId: '1', name: 'say', input: null },
+        x: completed,
+      });
+    });
+  });
+
+  it('says nothing for known types, nor without unknownType, nor for an empty run', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const items = { f: ev('foo'), t: ev('tick'), d: ev('done'), x: runExit() };
+      expectObservable(cold<PipelineItem>('-t-d-x|', items).pipe(mapToCliMessage(knowing))).toBe('-----(x|)', { x: completed });
+      expectObservable(cold<PipelineItem>('-f-d-x|', items).pipe(mapToCliMessage(toy))).toBe('-----(x|)', { x: completed });
+      expectObservable(cold<PipelineItem>('|').pipe(mapToCliMessage(knowing))).toBe('(x|)', { x: failed({ reason: 'missing-terminal', message: expect.any(String) as unknown as string, exitCode: null }) });
+    });
+  });
+
+  it('forwards an error after the warning, and stops at an early unsubscribe', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const erroring = cold<PipelineItem>('-f-#', { f: ev('foo') }, new Error('pipe broke'));
+      expectObservable(erroring.pipe(mapToCliMessage(knowing))).toBe('-f-#', { f: warning('foo') }, new Error('pipe broke'));
+      const long = cold<PipelineItem>('-f-b-x|', { f: ev('foo'), b: ev('bar'), x: runExit() });
+      expectObservable(long.pipe(mapToCliMessage(knowing)), '^--!').toBe('-f--', { f: warning('foo') });
+      expectSubscriptions(long.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('keeps the types said per subscription: a second run says them again', () => {
+    const source = from<PipelineItem[]>([ev('foo'), ev('foo'), ev('done'), runExit()]);
+    const run = source.pipe(mapToCliMessage(knowing));
+    const first: unknown[] = [];
+    const second: unknown[] = [];
+    run.subscribe((message) => first.push(message));
+    run.subscribe((message) => second.push(message));
+    expect(first).toEqual([warning('foo'), completed]);
+    expect(second).toEqual(first);
+  });
+
+  it("errors the stream with what the dialect's unknownType throws", () => {
+    const boom = new Error('unknownType broke');
+    const throwing: MessageMapping<ToyState> = {
+      ...toy,
+      unknownType: () => {
+        throw boom;
+      },
+    };
+    const errors: unknown[] = [];
+    from<PipelineItem[]>([ev('foo'), runExit()])
+      .pipe(mapToCliMessage(throwing))
+      .subscribe({ error: (error: unknown) => errors.push(error) });
+    expect(errors).toEqual([boom]);
   });
 });

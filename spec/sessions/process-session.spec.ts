@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { from, lastValueFrom, NEVER, Subject, throwError, toArray, type OperatorFunction } from 'rxjs';
-import { stopAllRuns, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
+import { knownTypes, stopAllRuns, type SessionCommand, type SessionMessage, type SessionProtocol, type StopReport } from '../../lib/index.js';
 import { SessionDriver } from '../conformance/session-driver.js';
 import { eventually } from '../conformance/suite.js';
-import { fixtureProtocol, fixtureSession, type FixtureSessionOptions } from '../helpers/fixture-session.js';
+import { fixtureDialect, fixtureProtocol, fixtureSession, type FixtureSessionOptions } from '../helpers/fixture-session.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
 
@@ -86,6 +86,23 @@ describe('processSession on a real process', () => {
       'turn.completed',
       'terminal.completed',
     ]);
+  });
+
+  it('says each event type the dialect does not know once per session, one seen between turns at the start of the next', async () => {
+    // The dialect knows what the fixture agent says in turns; its `ready` line, printed before any turn, is unknown to it.
+    const driver = drive({ dialect: { ...fixtureDialect, unknownType: knownTypes(['say', 'done', 'ask']) } });
+    await driver.nextOf('session.started');
+    driver.send({ type: 'prompt', text: 'emit:odd' });
+    await driver.nextOf('turn.completed');
+    driver.send({ type: 'prompt', text: 'emit:odd' });
+    driver.send({ type: 'prompt', text: 'emit:stranger' });
+    await driver.next((message) => message.type === 'turn.completed' && message.turn === 3);
+    const warning = (type: string) => ({ type: 'agent.warning', message: `fixture sent an event of unknown type "${type}"; it was ignored` });
+    const turn = (n: number) => driver.turn(n).filter((message) => !message.type.startsWith('input.'));
+    expect(turn(1)).toEqual([expect.objectContaining({ type: 'turn.started' }), warning('ready'), warning('odd'), expect.objectContaining({ type: 'turn.completed' })]);
+    expect(turn(2).map((message) => message.type)).toEqual(['turn.started', 'turn.completed']);
+    expect(turn(3)).toEqual([expect.objectContaining({ type: 'turn.started' }), warning('stranger'), expect.objectContaining({ type: 'turn.completed' })]);
+    expect(driver.messages.filter((message) => message.type === 'agent.warning')).toHaveLength(3);
   });
 
   it('steers into the running turn', async () => {

@@ -9,6 +9,7 @@ import { field, stringOf } from '../shared/events.js';
 import type { ToolVocabulary } from '../../operators/dialect.js';
 import { acpToolName, toolKind } from './dialect.js';
 import { rpcErrorText, withoutType } from '../shared/json-rpc.js';
+import { sessionHeader } from '../shared/session.js';
 
 /** The client capabilities a caller provides: off unless given. */
 export interface AcpClientHandlers {
@@ -64,6 +65,8 @@ export interface AcpClientState {
   readonly calls: Map<string, Readonly<Record<string, unknown>>>;
   /** What the agent's prompts take (`initialize`'s `agentCapabilities.promptCapabilities`), once it answered. */
   promptCapabilities: acp.PromptCapabilities | undefined;
+  /** The agent's version (`initialize`'s `agentInfo.version`), once it answered, where it says it. */
+  agentVersion: string | undefined;
 }
 
 const VERSION = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
@@ -73,7 +76,8 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * the ACP SDK's (`@agentclientprotocol/sdk`): it frames and checks requests, numbers them and
  * answers the agent's requests; the session reads the agent's lines in their order of arrival,
  * so a turn ends at the answer to its `session/prompt` only after every update before it.
- * - `initialize` and `session/new` go out at once; turns wait for the session id;
+ * - `initialize` and `session/new` go out at once; turns wait for the session id, which is
+ *   announced with the agent's version where its `initialize` answer says it (`agentInfo.version`);
  * - a prompt is `session/prompt`, an abort `session/cancel` (the answer then says `cancelled`);
  *   the turn ends once the processes it started are gone;
  * - a prompt's parts go as ACP content blocks, in order (`acpPromptBlocks`): text, images
@@ -107,7 +111,18 @@ export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<
     name: options.name,
     // Images as `image` blocks, files as embedded resources; a schema is told in the prompt.
     prompts: { image: true, file: true },
-    createState: () => ({ connection: null, controller: null, channel: null, sessionId: null, pending: [], turn: null, fatal: undefined, calls: new Map(), promptCapabilities: undefined }),
+    createState: () => ({
+      connection: null,
+      controller: null,
+      channel: null,
+      sessionId: null,
+      pending: [],
+      turn: null,
+      fatal: undefined,
+      calls: new Map(),
+      promptCapabilities: undefined,
+      agentVersion: undefined,
+    }),
     // The session's id is the answer to `session/new`, before any prompt.
     announcesSession: () => true,
     open: (state, channel) => {
@@ -159,6 +174,7 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
     })
     .then((initialized) => {
       state.promptCapabilities = initialized.agentCapabilities?.promptCapabilities;
+      state.agentVersion = initialized.agentInfo?.version;
       return agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [...(options.mcpServers ?? [])] });
     })
     .then(
@@ -166,7 +182,7 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
         state.sessionId = session.sessionId;
         const asks = state.pending.splice(0).map((ask) => perform(state, ask));
         channel.react({
-          facts: [{ type: 'content', message: { type: 'session.started', sessionId: session.sessionId } }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
+          facts: [{ type: 'content', message: sessionHeader(false, session.sessionId, state.agentVersion) }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
           outputs: asks.flatMap((reaction) => reaction.outputs ?? []),
         });
       },

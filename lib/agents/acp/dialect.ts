@@ -9,6 +9,7 @@ import { field, narrowEvents, stringOf } from '../shared/events.js';
 import { parseJsonRpcLine, rpcErrorText } from '../shared/json-rpc.js';
 import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
+import { knownTypes } from '../../operators/unknown-types.js';
 
 /**
  * The Agent Client Protocol messages the dialect reads: `session/update` notifications, the
@@ -21,6 +22,67 @@ export const acpEventSchemas = {
     params: z.looseObject({ sessionId: z.string(), update: z.looseObject({ sessionUpdate: z.string() }) }),
   }),
 } as const;
+
+/**
+ * Every type of message an ACP agent may send under the protocol's version 1 (the `@agentclientprotocol/sdk`
+ * that agent-rx speaks): `response`, its notifications and requests by method, and a
+ * `session/update` by its kind (`session/update:plan`). Most are left aside on purpose (plans,
+ * available commands, modes, usage; terminal and elicitation requests, which the SDK answers
+ * "method not found"). Extension methods (`_` first, the protocol's own way to extend it) are not
+ * checked. Another type is an `agent.warning`, once per type.
+ */
+export const ACP_TYPES: readonly string[] = [
+  'response',
+  'session/request_permission',
+  'fs/read_text_file',
+  'fs/write_text_file',
+  'terminal/create',
+  'terminal/output',
+  'terminal/release',
+  'terminal/wait_for_exit',
+  'terminal/kill',
+  'elicitation/create',
+  'elicitation/complete',
+  'mcp/message',
+  'auth/status_update',
+  '$/cancel_request',
+  ...[
+    'user_message_chunk',
+    'agent_message_chunk',
+    'agent_thought_chunk',
+    'tool_call',
+    'tool_call_update',
+    'plan',
+    'plan_update',
+    'plan_removed',
+    'available_commands_update',
+    'current_mode_update',
+    'config_option_update',
+    'session_info_update',
+    'usage_update',
+    'notice',
+    'compaction_update',
+    'compaction_summary_chunk',
+    'session_message',
+    'session_message_chunk',
+    'subagent_update',
+  ].map((kind) => `session/update:${kind}`),
+];
+
+/**
+ * The type of an ACP message as {@link ACP_TYPES} names it: a request's method, an update's kind
+ * (`session/update:tool_call`); `undefined` for an extension method (`_` first).
+ *
+ * @example
+ * acpEventType({ type: 'session/update', params: { sessionId: 'S1', update: { sessionUpdate: 'plan' } } }); // 'session/update:plan'
+ * acpEventType({ type: 'server-request', id: 0, method: '_vendor/ping' }); // undefined
+ */
+export function acpEventType(event: AgentEvent): string | undefined {
+  const method = event.type === 'server-request' ? stringOf(event['method']) : event.type;
+  if (method === undefined || method.startsWith('_')) return undefined;
+  const update = method === 'session/update' ? stringOf(field(field(event['params'], 'update'), 'sessionUpdate')) : undefined;
+  return update === undefined ? method : `${method}:${update}`;
+}
 
 type Schemas = typeof acpEventSchemas;
 /** One Agent Client Protocol message the dialect reads: a `session/update` notification's update, a response. */
@@ -131,6 +193,7 @@ export function acpDialect(name = 'ACP agent', options: AcpDialectOptions = {}):
     conclude: (): Conclusion => ({ kind: 'inconclusive', message: `the ${name} ended its session` }),
     lastError: (state) => state.lastError,
     sessionId: (state) => state.session.sessionId,
+    unknownType: knownTypes([...ACP_TYPES, ...(options.types ?? [])], acpEventType),
   };
 }
 
@@ -138,6 +201,11 @@ export function acpDialect(name = 'ACP agent', options: AcpDialectOptions = {}):
 export interface AcpDialectOptions {
   /** The agent's name of a tool from the call's id, where its updates say no name (Gemini CLI's ids begin with it). */
   readonly toolName?: (toolCallId: string) => string | undefined;
+  /**
+   * The methods the agent sends besides ACP's own, which agent-rx leaves aside
+   * (Qwen Code's `craft/drainMidTurnQueue` request): they are no unknown type.
+   */
+  readonly types?: readonly string[];
 }
 
 function mapAcpEvent(state: AcpState, event: AgentEvent, toolName: (update: Readonly<Record<string, unknown>>) => string): readonly CliMessage[] {

@@ -18,6 +18,8 @@ export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' 
   readonly stderrLine?: Dialect['stderrLine'];
   /** Its name of a tool from a call's id, where the call says no name. */
   readonly toolName?: (toolCallId: string) => string | undefined;
+  /** The methods it sends besides ACP's own, which agent-rx leaves aside (see `AcpDialectOptions.types`). */
+  readonly types?: readonly string[];
   /** What its setup must make first. */
   readonly setup?: Setup;
 }
@@ -31,7 +33,7 @@ export const ACP_SESSION_GRACE_MS = 10_000;
  * vocabulary and stderr reader. A new session each time (ACP opens one).
  */
 export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): SessionInvocation<Setup> {
-  const { name, executable, args, processOptions, tools, toolName, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf } = agent;
+  const { name, executable, args, processOptions, tools, toolName, types, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf } = agent;
   const protocol = acpClientProtocol({
     name,
     cwd: resolve(processOptions.cwd ?? process.cwd()),
@@ -49,7 +51,11 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
     processOptions: { gracePeriodMs: ACP_SESSION_GRACE_MS, ...processOptions },
     resuming: false,
     protocol,
-    dialect: { ...acpDialect(name, toolName === undefined ? {} : { toolName }), ...(tools === undefined ? {} : { tools }), ...(stderrLine === undefined ? {} : { stderrLine }) },
+    dialect: {
+      ...acpDialect(name, { ...(toolName === undefined ? {} : { toolName }), ...(types === undefined ? {} : { types }) }),
+      ...(tools === undefined ? {} : { tools }),
+      ...(stderrLine === undefined ? {} : { stderrLine }),
+    },
     ...(setup === undefined ? {} : { setup }),
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),

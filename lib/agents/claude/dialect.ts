@@ -14,7 +14,8 @@ import { SessionHeader } from '../shared/session.js';
 import { toolResultMessages, toolUseMessages } from '../shared/tool-blocks.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
-import { claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
+import { knownTypes } from '../../operators/unknown-types.js';
+import { CLAUDE_LINE_TYPES, claudeEventSchemas, type ClaudeEvent, type ClaudeEventOf } from './events.js';
 import { claudeToolContent } from './tool-content.js';
 import { claudeTools } from './tools.js';
 
@@ -176,6 +177,7 @@ export function claudeDialect(options: ClaudeDialectOptions = {}): Dialect<Claud
       return typeof status === 'number' ? { httpStatus: status } : {};
     },
     sessionId: (state) => state.session.sessionId ?? state.result?.session_id,
+    unknownType: knownTypes(CLAUDE_LINE_TYPES),
   };
 }
 
@@ -265,7 +267,7 @@ function toolReferencesAsText<B extends { readonly type: string }>(block: B): B 
 function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {
   const line = known(event, 'system');
   if (line === null) return [];
-  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id);
+  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, line.claude_code_version);
   if (line.subtype === 'api_retry') {
     const status = numberOf(field(line, 'error_status'));
     const error = stringOf(field(line, 'error')) ?? 'error';

@@ -12,7 +12,13 @@ const Block = z.looseObject({ type: z.string() });
  * by their `type`; loose: only what is read is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const claudeEventSchemas = {
-  system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional() }),
+  system: z.looseObject({
+    type: z.literal('system'),
+    subtype: z.string(),
+    session_id: z.string().optional(),
+    /** The CLI's version, in `system/init`. */
+    claude_code_version: z.string().optional(),
+  }),
   stream_event: z.looseObject({
     type: z.literal('stream_event'),
     event: z.looseObject({ type: z.string(), index: z.number().optional() }),
@@ -55,6 +61,27 @@ export const claudeEventSchemas = {
       .optional(),
   }),
 } as const;
+
+/**
+ * Every type of line Claude Code is known to print in stream-json (2.1.x): those the dialect reads
+ * (above), the control lines its duplex mode reads (`control_request`, `control_response`), and
+ * those left aside on purpose (rate limits, progress of a running tool, summaries of tool calls,
+ * suggested prompts, authentication status, keep-alives, a mirror of the transcript). A line of
+ * another type is an `agent.warning`, once per type.
+ */
+export const CLAUDE_LINE_TYPES: readonly string[] = [
+  ...Object.keys(claudeEventSchemas),
+  'control_request',
+  'control_response',
+  'control_cancel_request',
+  'rate_limit_event',
+  'tool_progress',
+  'tool_use_summary',
+  'prompt_suggestion',
+  'auth_status',
+  'keep_alive',
+  'transcript_mirror',
+];
 
 type Schemas = typeof claudeEventSchemas;
 /** A known Claude Code line, after validation. */

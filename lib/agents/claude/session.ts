@@ -6,6 +6,7 @@ import type { ProcessExit } from '../../process/items.js';
 import { NO_REACTION, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
 import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
 import { field, narrowEvents, numberOf, stringOf } from '../shared/events.js';
+import { sessionHeader } from '../shared/session.js';
 import { outcomeOf } from '../shared/turn-outcome.js';
 import { addUsage } from '../../operators/add-usage.js';
 import { claudeDialect, claudeUsage, type ClaudeState } from './dialect.js';
@@ -55,10 +56,13 @@ export interface ClaudeSessionState {
   costSoFar: number;
   /** The last `result` was an error: the CLI then exits 1 at the end of its input. */
   lastResultFailed: boolean;
+  /** The CLI's version, as it answered `get_binary_version` (asked just before `initialize`). */
+  version: string | undefined;
 }
 
 const dialect = claudeDialect();
 const INITIALIZE = 'agent-rx-initialize';
+const VERSION_REQUEST = 'agent-rx-version';
 
 /**
  * Claude Code's duplex stream-json mode (`--input-format stream-json --replay-user-messages`),
@@ -75,8 +79,10 @@ const INITIALIZE = 'agent-rx-initialize';
  * A prompt's images go as base64 image blocks of its user line, its files as text blocks; the CLI
  * puts a text in the place of an image it cannot take, which its replay shows (an `agent.warning`).
  * `total_cost_usd` is the session's so far: a turn's cost is the difference. A new session gets its
- * id from agent-rx (`--session-id`), and is announced as soon as the CLI answers `initialize`; so
- * is one resumed by id (`resume`: the CLI exits before it answers when it has no such session).
+ * id from agent-rx (`--session-id`), and is announced as soon as the CLI answers `initialize`, with
+ * its version from `get_binary_version`, asked just before (its `system/init` line says it only
+ * once a turn runs); so is one resumed by id (`resume`: the CLI exits before it answers when it has
+ * no such session).
  * With `--continue` the id is the CLI's to tell, in its first turn's `system/init` line.
  * A `can_use_tool` control request (the CLI started with `--permission-prompt-tool stdio`) is the
  * session's permission request, answered by a `control_response` once the session decides; any
@@ -105,12 +111,28 @@ export function claudeSessionProtocol(options: { readonly newSession?: boolean; 
     // Images go as base64 image blocks of the user line, files as text; a turn's schema is told in
     // the prompt (Claude Code's own, --json-schema, is one for the whole process).
     prompts: { image: true, file: true },
-    createState: () => ({ sessionId: newSession ? randomUUID() : resume, resumed: !newSession, nextRequest: 0, turn: null, costSoFar: 0, lastResultFailed: false }),
+    createState: () => ({
+      sessionId: newSession ? randomUUID() : resume,
+      resumed: !newSession,
+      nextRequest: 0,
+      turn: null,
+      costSoFar: 0,
+      lastResultFailed: false,
+      version: undefined,
+    }),
     args: (state) => (state.sessionId === undefined || state.resumed ? [] : ['--session-id', state.sessionId]),
     // The CLI answers `initialize` once it is up: a session whose id is known is announced then,
     // before any prompt is written.
     announcesSession: (state) => state.sessionId !== undefined,
-    open: (state) => (state.sessionId === undefined ? [] : [{ type: 'write', line: { type: 'control_request', request_id: INITIALIZE, request: { subtype: 'initialize' } } }]),
+    open: (state) =>
+      state.sessionId === undefined
+        ? []
+        : [
+            // The CLI answers in order: its version is known when `initialize` is answered (a CLI that
+            // does not know the request answers it with an error, or not at all: nothing waits for it).
+            { type: 'write', line: { type: 'control_request', request_id: VERSION_REQUEST, request: { subtype: 'get_binary_version' } } },
+            { type: 'write', line: { type: 'control_request', request_id: INITIALIZE, request: { subtype: 'initialize' } } },
+          ],
     act,
     read,
     cleanExit: (state: ClaudeSessionState, exit: ProcessExit) => exit.exitCode === 0 || (exit.exitCode === 1 && state.lastResultFailed),
@@ -216,13 +238,8 @@ function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
     if (usage !== undefined) turn.usage = addUsage(turn.usage, usage);
     return settle(state);
   }
-  if (event.type === 'control_response' && field(field(event, 'response'), 'request_id') === INITIALIZE) {
-    const ok = field(field(event, 'response'), 'subtype') === 'success';
-    // Refused, it is announced by its first turn's lines instead; either way the prompts may go.
-    const announced: ProtocolFact[] =
-      ok && state.sessionId !== undefined ? [{ type: 'content', message: { type: state.resumed ? 'session.resumed' : 'session.started', sessionId: state.sessionId } }] : [];
-    return { facts: [...announced, { type: 'opened' }] };
-  }
+  const answered = event.type === 'control_response' ? stringOf(field(field(event, 'response'), 'request_id')) : undefined;
+  if (answered === INITIALIZE || answered === VERSION_REQUEST) return onOpening(state, answered, field(event, 'response'));
   if (turn === null) return NO_REACTION;
   if (event.type === 'control_response') return onControlResponse(state, turn, field(event, 'response'));
   dialect.map(turn.reading, event);
@@ -232,6 +249,21 @@ function read(state: ClaudeSessionState, event: AgentEvent): ProtocolReaction {
     if (uuid !== undefined && turn.withImages.delete(uuid)) return { facts: refusedImages(event) };
   }
   return NO_REACTION;
+}
+
+/**
+ * An answer to a request sent at the start: the CLI's version, kept; then `initialize`, at which
+ * the session is announced (with the version when the CLI gave it) and the prompts may go. An
+ * `initialize` the CLI refused leaves the announcement to its first turn's lines.
+ */
+function onOpening(state: ClaudeSessionState, request: string, response: unknown): ProtocolReaction {
+  const ok = field(response, 'subtype') === 'success';
+  if (request === VERSION_REQUEST) {
+    if (ok) state.version = stringOf(field(field(response, 'response'), 'version'));
+    return NO_REACTION;
+  }
+  const announced: ProtocolFact[] = ok && state.sessionId !== undefined ? [{ type: 'content', message: sessionHeader(state.resumed, state.sessionId, state.version) }] : [];
+  return { facts: [...announced, { type: 'opened' }] };
 }
 
 function onControlResponse(state: ClaudeSessionState, turn: ClaudeTurn, response: unknown): ProtocolReaction {

@@ -13,7 +13,8 @@ import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
-import { codexEventSchemas, type CodexEvent, type CodexItem, type CodexUsage } from './events.js';
+import { knownTypes } from '../../operators/unknown-types.js';
+import { CODEX_EVENT_TYPES, codexEventSchemas, codexEventType, type CodexEvent, type CodexItem, type CodexUsage } from './events.js';
 import { codexTools } from './tools.js';
 import { mcpImages, withContent } from './tool-content.js';
 
@@ -120,6 +121,7 @@ export function codexDialect(options: CodexDialectOptions = {}): Dialect<CodexSt
     failureDetails: codexFailureDetails,
     stderrLine: codexStderrLine,
     sessionId: (state) => state.session.sessionId,
+    unknownType: knownTypes(CODEX_EVENT_TYPES, codexEventType),
   };
 }
 

@@ -31,6 +31,28 @@ export const codexEventSchemas = {
   error: z.looseObject({ type: z.literal('error'), message: z.string() }),
 } as const;
 
+/**
+ * Every type Codex's `exec --json` is known to print (0.171): its events, and an item's type as
+ * `item:<type>` (`item:agent_message`), the item events being read by their item. A `turn.started`
+ * and a `collab_tool_call` item (a sub-agent's call) are left aside on purpose. Another type is an
+ * `agent.warning`, once per type.
+ */
+export const CODEX_EVENT_TYPES: readonly string[] = [
+  'thread.started',
+  'turn.started',
+  'turn.completed',
+  'turn.failed',
+  'error',
+  ...['agent_message', 'reasoning', 'command_execution', 'file_change', 'mcp_tool_call', 'collab_tool_call', 'web_search', 'todo_list', 'error'].map((type) => `item:${type}`),
+];
+
+/** The type of a Codex `exec` event as {@link CODEX_EVENT_TYPES} names it: an item event's is its item's. */
+export function codexEventType(event: { readonly type: string; readonly [key: string]: unknown }): string {
+  const item = event['item'];
+  const itemType = event.type.startsWith('item.') && typeof item === 'object' && item !== null ? (item as { readonly type?: unknown }).type : undefined;
+  return typeof itemType === 'string' ? `item:${itemType}` : event.type;
+}
+
 type Schemas = typeof codexEventSchemas;
 /** A known Codex line, after validation. */
 export type CodexEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];

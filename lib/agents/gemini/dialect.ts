@@ -12,7 +12,8 @@ import { installHint } from '../shared/options.js';
 import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
-import { geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';
+import { knownTypes } from '../../operators/unknown-types.js';
+import { GEMINI_LINE_TYPES, geminiEventSchemas, type GeminiEvent, type GeminiEventOf, type GeminiStats } from './events.js';
 import { geminiToolName, geminiTools } from './tools.js';
 
 const known = narrowEvents<GeminiEvent>();
@@ -93,6 +94,7 @@ export function geminiDialect(options: GeminiDialectOptions = {}): Dialect<Gemin
     failureDetails: geminiFailureDetails,
     stderrLine: geminiStderrLine,
     sessionId: (state) => state.session.sessionId,
+    unknownType: knownTypes(GEMINI_LINE_TYPES),
   };
 }
 

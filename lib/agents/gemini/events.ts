@@ -36,6 +36,9 @@ export const geminiEventSchemas = {
   result: z.looseObject({ type: z.literal('result'), status: z.string(), error: Failure.optional(), stats: Stats.optional() }),
 } as const;
 
+/** Every type of line Gemini CLI (0.61) prints in stream-json: all of them read. Another type is an `agent.warning`, once per type. */
+export const GEMINI_LINE_TYPES: readonly string[] = Object.keys(geminiEventSchemas);
+
 type Schemas = typeof geminiEventSchemas;
 /** A known Gemini CLI line, after validation. */
 export type GeminiEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];

@@ -14,7 +14,8 @@ import { SessionHeader } from '../shared/session.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { addUsage } from '../../operators/add-usage.js';
 import { usageOf } from '../shared/usage.js';
-import { parsePiLine, piEventSchemas, type PiEvent, type PiEventOf, type PiMessage } from './events.js';
+import { knownTypes } from '../../operators/unknown-types.js';
+import { PI_LINE_TYPES, parsePiLine, piEventSchemas, type PiEvent, type PiEventOf, type PiMessage } from './events.js';
 import { parsePiBytes } from './parse-bytes.js';
 import { piTools } from './tools.js';
 
@@ -134,6 +135,7 @@ export function piDialect(options: PiDialectOptions = {}): Dialect<PiState> {
     },
     stderrLine: piStderrLine,
     sessionId: (state) => state.session.sessionId,
+    unknownType: knownTypes(PI_LINE_TYPES),
   };
 }
 

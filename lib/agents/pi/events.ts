@@ -85,6 +85,25 @@ export const piEventSchemas = {
   }),
 } as const;
 
+/**
+ * Every type of line pi (0.73) is known to print in its JSON and RPC modes: the events the dialect
+ * reads, those left aside on purpose (its queue of steers and follow-ups, compactions, changes of
+ * the session's name and thinking level, its extensions' errors), and what its RPC mode prints
+ * for the session protocol (`response`, `extension_ui_request`). Another type is an
+ * `agent.warning`, once per type.
+ */
+export const PI_LINE_TYPES: readonly string[] = [
+  ...Object.keys(piEventSchemas),
+  'queue_update',
+  'compaction_start',
+  'compaction_end',
+  'session_info_changed',
+  'thinking_level_changed',
+  'response',
+  'extension_ui_request',
+  'extension_error',
+];
+
 type Schemas = typeof piEventSchemas;
 /** A known pi event, after validation. */
 export type PiEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];

@@ -3,6 +3,7 @@ import { allowedMcpServerArgs, settingsMcpServers } from '../acp/mcp-settings.js
 import type { RunInvocation, SessionInvocation, SessionRunInvocation } from '../definition.js';
 import { acpSessionInvocation } from '../acp/session-invocation.js';
 import { qwenStderrLine } from './dialect.js';
+import { QWEN_ACP_TYPES } from './events.js';
 import type { QwenOwnOptions, QwenSessionOptions, RunQwenOptions } from './options.js';
 import { qwenTools } from './tools.js';
 import { hasImage, runPromptText, type RunPrompt } from '../../operators/prompt-parts.js';
@@ -116,6 +117,7 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
     tools: qwenTools,
+    types: QWEN_ACP_TYPES,
     stderrLine: qwenStderrLine,
     setup: { ...common.setup, images: true },
   });

@@ -13,7 +13,8 @@ import { SessionHeader } from '../shared/session.js';
 import { toolResultMessages, toolUseMessages } from '../shared/tool-blocks.js';
 import { ToolCalls } from '../shared/tool-calls.js';
 import { usageOf } from '../shared/usage.js';
-import { qwenEventSchemas, type QwenEvent, type QwenEventOf } from './events.js';
+import { knownTypes } from '../../operators/unknown-types.js';
+import { QWEN_LINE_TYPES, qwenEventSchemas, type QwenEvent, type QwenEventOf } from './events.js';
 import { qwenTools } from './tools.js';
 
 const known = narrowEvents<QwenEvent>();
@@ -165,6 +166,7 @@ export function qwenDialect(options: QwenDialectOptions = {}): Dialect<QwenState
     failureDetails: qwenFailureDetails,
     stderrLine: qwenStderrLine,
     sessionId: (state) => state.session.sessionId ?? state.result?.session_id,
+    unknownType: knownTypes(QWEN_LINE_TYPES),
   };
 }
 
@@ -208,7 +210,7 @@ function mapQwenEvent(state: QwenState, event: AgentEvent): readonly CliMessage[
 function onSystem(state: QwenState, event: AgentEvent): readonly CliMessage[] {
   const line = known(event, 'system');
   if (line === null) return [];
-  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id);
+  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, line.qwen_code_version);
   if (line.subtype === 'retry') {
     // A model stream that failed after Qwen Code's own retries of the request is tried again.
     const data = line.data;

@@ -21,7 +21,14 @@ const Usage = z.looseObject({
  * is checked. For `parseJsonLine`'s `schemas` (from `agent-rx`).
  */
 export const qwenEventSchemas = {
-  system: z.looseObject({ type: z.literal('system'), subtype: z.string(), session_id: z.string().optional(), data: z.unknown().optional() }),
+  system: z.looseObject({
+    type: z.literal('system'),
+    subtype: z.string(),
+    session_id: z.string().optional(),
+    data: z.unknown().optional(),
+    /** The CLI's version, in `system/init`. */
+    qwen_code_version: z.string().optional(),
+  }),
   stream_event: z.looseObject({
     type: z.literal('stream_event'),
     event: z.looseObject({ type: z.string() }),
@@ -47,6 +54,38 @@ export const qwenEventSchemas = {
     usage: Usage.optional(),
   }),
 } as const;
+
+/**
+ * Every type of line Qwen Code (0.24) is known to print in stream-json: those the dialect reads,
+ * and the control lines of its stream-json input mode, left aside. Another type is an
+ * `agent.warning`, once per type.
+ */
+export const QWEN_LINE_TYPES: readonly string[] = [...Object.keys(qwenEventSchemas), 'control_request', 'control_response'];
+
+/**
+ * What Qwen Code (0.24) sends as an ACP agent besides ACP's own methods, left aside: its requests
+ * that ask the client for the prompts queued during a turn (`craft/drainMidTurnQueue`: the SDK
+ * answers "method not found", and Qwen Code goes on), and its notifications of a session's and an
+ * account's changes. Its methods that begin with `_` are ACP extensions, not checked.
+ */
+export const QWEN_ACP_TYPES: readonly string[] = [
+  'craft/drainMidTurnQueue',
+  'authenticate/update',
+  ...[
+    'artifact-event',
+    'generation/event',
+    'mcp-budget-event',
+    'mode-update',
+    'model-update',
+    'pr-binding',
+    'prompt-suggestion',
+    'recording-degraded',
+    'sources-changed',
+    'terminal-sequence',
+    'title-update',
+  ].map((name) => `qwen/notify/session/${name}`),
+  'qwen/notify/workspace/generation/event',
+];
 
 /** A known Qwen Code line, after validation. */
 export type QwenEvent = { [K in keyof typeof qwenEventSchemas]: z.infer<(typeof qwenEventSchemas)[K]> }[keyof typeof qwenEventSchemas];

@@ -155,6 +155,13 @@ describe('codexAppServerProtocol: approval requests go through the permission ch
     expect(reaction.outputs).toEqual([{ type: 'write', line: { id: 5, result: { answers: {} } } }]);
     expect(reaction.facts).toEqual([{ type: 'content', message: { type: 'agent.warning', message: expect.stringMatching(/^declined Codex's item\/tool\/requestUserInput request/) } }]);
   });
+
+  it('a request of a method agent-rx does not know is answered with an error, and left to the unknown-type warning (once per session)', () => {
+    const { protocol, state } = running();
+    const reaction = protocol.read(state, { type: 'server-request', id: 6, method: 'item/hologram/request', params: {} });
+    expect(reaction.outputs).toEqual([{ type: 'write', line: { id: 6, error: { code: -32601, message: 'agent-rx does not answer item/hologram/request' } } }]);
+    expect(reaction.facts ?? []).toEqual([]);
+  });
 });
 
 describe("codexSession's invocation: permission makes Codex ask", () => {

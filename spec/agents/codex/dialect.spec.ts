@@ -342,10 +342,13 @@ describe('Codex dialect: tool items', () => {
     });
   });
 
-  it('an item type it does not know passes without a message', () => {
+  it('an item type it does not know gives no tool message, and says its type once', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const source = cold<ProcessItem>('-n-', { n: item('completed', { id: 'item_0', type: 'image_generation', prompt: 'a cat' }) });
-      expectObservable(source.pipe(codexOutputToMessages())).toBe('---');
+      const source = cold<ProcessItem>('-s-n-', {
+        s: item('started', { id: 'item_0', type: 'image_generation', prompt: 'a cat' }),
+        n: item('completed', { id: 'item_0', type: 'image_generation', prompt: 'a cat' }),
+      });
+      expectObservable(source.pipe(codexOutputToMessages())).toBe('-w---', { w: { type: 'agent.warning', message: 'Codex sent an event of unknown type "item:image_generation"; it was ignored' } });
     });
   });
 });

@@ -114,15 +114,16 @@ describe('Gemini CLI dialect (geminiOutputToMessages)', () => {
     });
   });
 
-  it('the user message, unknown event types and stats without counts say nothing', () => {
+  it('the user message and stats without counts say nothing; an unknown event type says so once', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const source = cold<ProcessItem>('-u-k-d-x|', {
+      const source = cold<ProcessItem>('-u-k-k-d-x|', {
         u: user,
         k: line({ type: 'telemetry', timestamp: 't', data: 1 }),
         d: line({ type: 'result', status: 'success', stats: {} }),
         x: exit(),
       });
-      expectObservable(source.pipe(geminiOutputToMessages())).toBe('-------(h|)', {
+      expectObservable(source.pipe(geminiOutputToMessages())).toBe('---k-----(h|)', {
+        k: { type: 'agent.warning', message: 'Gemini CLI sent an event of unknown type "telemetry"; it was ignored' },
         h: { type: 'terminal.completed', stopReason: 'end_turn', usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 0 } },
       });
       // A result without stats: no usage.

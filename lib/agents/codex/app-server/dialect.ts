@@ -10,7 +10,8 @@ import { ToolCalls } from '../../shared/tool-calls.js';
 import { addUsage } from '../../../operators/add-usage.js';
 import { codexStderrLine, codexUsage, retryNotice } from '../dialect.js';
 import { parseJsonRpcLine } from '../../shared/json-rpc.js';
-import { appServerEventSchemas, type AppServerEvent } from './events.js';
+import { knownTypes } from '../../../operators/unknown-types.js';
+import { APP_SERVER_TYPES, appServerEventSchemas, appServerEventType, type AppServerEvent } from './events.js';
 import { codexTools } from '../tools.js';
 import { addedFiles, inlineImage, mcpImages, withContent } from '../tool-content.js';
 
@@ -127,6 +128,7 @@ export function codexAppServerDialect(): Dialect<AppServerState> {
     // The same binary as `codex exec`: the same stderr.
     stderrLine: codexStderrLine,
     sessionId: (state) => state.session.sessionId,
+    unknownType: knownTypes(APP_SERVER_TYPES, appServerEventType),
   };
 }
 

@@ -54,6 +54,66 @@ export const appServerEventSchemas = {
   'server-request': z.looseObject({ type: z.literal('server-request'), id: z.union([z.string(), z.number()]), method: z.string() }),
 } as const;
 
+/**
+ * The requests `codex app-server` (0.171) is known to make of its client: approvals, which a
+ * session asks through its permission channel, and the others, which it declines.
+ */
+export const APP_SERVER_REQUESTS: readonly string[] = [
+  'item/commandExecution/requestApproval', 'item/fileChange/requestApproval', 'item/tool/requestUserInput',
+  'mcpServer/elicitation/request', 'item/permissions/requestApproval', 'item/tool/call',
+  'account/chatgptAuthTokens/refresh', 'attestation/generate', 'applyPatchApproval', 'execCommandApproval',
+];
+
+/**
+ * Every type `codex app-server` (0.171) is known to send: its notifications by method (the item
+ * events by their item's type, `item:agentMessage`), its requests by method, and `response`. Most
+ * are left aside on purpose (a thread's status and settings, rate limits, realtime audio, file
+ * watches, …). Another type is an `agent.warning`, once per type; a request of an unknown method
+ * is also answered with an error.
+ */
+export const APP_SERVER_TYPES: readonly string[] = [
+  'response',
+  ...APP_SERVER_REQUESTS,
+  'error', 'thread/started', 'thread/status/changed', 'thread/readState/changed', 'thread/archived',
+  'thread/deleted', 'thread/unarchived', 'thread/closed', 'thread/reverted', 'skills/changed', 'thread/name/updated',
+  'thread/section/changed', 'thread/attachment/updated', 'thread/goal/updated', 'thread/prediction/updated',
+  'thread/goal/cleared', 'thread/queue/changed', 'project/changed', 'thread/project/updated',
+  'thread/environment/connected', 'thread/environment/disconnected', 'thread/settings/updated',
+  'thread/tokenUsage/updated', 'turn/started', 'hook/started', 'turn/completed', 'hook/completed',
+  'turn/diff/updated', 'turn/plan/updated', 'item/autoApprovalReview/started', 'item/autoApprovalReview/completed',
+  'autoApprovalReview/strictReviewRequired', 'item/agentMessage/delta', 'item/plan/delta',
+  'command/exec/outputDelta', 'process/outputDelta', 'thread/search/partial', 'process/exited',
+  'item/commandExecution/outputDelta', 'item/commandExecution/terminalInteraction', 'item/fileChange/outputDelta',
+  'item/fileChange/patchUpdated', 'serverRequest/resolved', 'item/mcpToolCall/progress',
+  'mcpServer/oauthLogin/completed', 'mcpServer/startupStatus/updated', 'mcpServer/event/stream/notification',
+  'account/updated', 'account/gatewayOAuth/changed', 'account/rateLimits/updated', 'app/list/updated',
+  'remoteControl/status/changed', 'externalAgentConfig/import/progress', 'externalAgentConfig/import/completed',
+  'fs/changed', 'item/reasoning/summaryTextDelta', 'item/reasoning/summaryPartAdded', 'item/reasoning/textDelta',
+  'thread/compacted', 'model/rerouted', 'model/verification', 'modelProvider/authRecoveryStarted',
+  'modelProvider/authRecoveryCompleted', 'turn/moderationMetadata', 'model/safetyBuffering/updated', 'warning',
+  'guardianWarning', 'deprecationNotice', 'configWarning', 'fuzzyFileSearch/sessionUpdated',
+  'fuzzyFileSearch/sessionCompleted', 'thread/realtime/started', 'thread/realtime/itemAdded',
+  'thread/realtime/item/started', 'thread/realtime/item/transcript/delta', 'thread/realtime/item/completed',
+  'thread/realtime/transcript/delta', 'thread/realtime/transcript/done', 'thread/realtime/outputAudio/delta',
+  'thread/realtime/sdp', 'thread/realtime/error', 'thread/realtime/closed', 'windows/worldWritableWarning',
+  'windowsSandbox/setupCompleted', 'account/login/completed',
+  ...[
+    'userMessage', 'hookPrompt', 'agentMessage', 'functionCallOutput', 'plan', 'reasoning', 'commandExecution',
+    'fileChange', 'mcpToolCall', 'dynamicToolCall', 'collabAgentToolCall', 'subAgentActivity', 'webSearch',
+    'imageView', 'sleep', 'imageGeneration', 'enteredReviewMode', 'exitedReviewMode', 'contextCompaction',
+  ].map((type) => `item:${type}`),
+];
+
+/** The type of a `codex app-server` message as {@link APP_SERVER_TYPES} names it: a request's method, an item event's item type. */
+export function appServerEventType(event: { readonly type: string; readonly [key: string]: unknown }): string {
+  if (event.type === 'server-request') return typeof event['method'] === 'string' ? event['method'] : event.type;
+  if (event.type !== 'item/started' && event.type !== 'item/completed') return event.type;
+  const params = event['params'];
+  const item = typeof params === 'object' && params !== null ? (params as { readonly item?: unknown }).item : undefined;
+  const itemType = typeof item === 'object' && item !== null ? (item as { readonly type?: unknown }).type : undefined;
+  return typeof itemType === 'string' ? `item:${itemType}` : event.type;
+}
+
 type Schemas = typeof appServerEventSchemas;
 /** A known `codex app-server` message, after validation. */
 export type AppServerEvent = { [K in keyof Schemas]: z.infer<Schemas[K]> }[keyof Schemas];

@@ -4,9 +4,11 @@ import type { ProcessExit } from '../../../process/items.js';
 import { NO_REACTION, type ProtocolFact, type ProtocolOutput, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../../operators/session-protocol.js';
 import type { SessionInput } from '../../../sessions/session-machine.js';
 import { field, stringOf } from '../../shared/events.js';
+import { sessionHeader } from '../../shared/session.js';
 import { outcomeOf } from '../../shared/turn-outcome.js';
 import { codexApproval } from './approvals.js';
 import { codexAppServerDialect, type AppServerState } from './dialect.js';
+import { APP_SERVER_REQUESTS } from './events.js';
 import { fileBlock, type PromptContent } from '../../../operators/prompt-parts.js';
 import { outputInstruction } from '../../../operators/output-schema.js';
 
@@ -37,6 +39,8 @@ export interface AppServerSessionState {
   fatal: string | undefined;
   /** The changes of each file change Codex started and has not completed, by item id: its approval request says none. */
   readonly fileChanges: Map<string, unknown>;
+  /** Codex's version, from the `userAgent` of its answer to `initialize`. */
+  version: string | undefined;
 }
 
 /** Options of {@link codexAppServerProtocol}: the thread the session starts or resumes. */
@@ -50,12 +54,14 @@ export interface AppServerSessionOptions {
 
 const dialect = codexAppServerDialect();
 const THREAD_REQUEST = 'agent-rx-thread';
+const INITIALIZE = 'agent-rx-init';
 const VERSION = (createRequire(import.meta.url)('../../../../package.json') as { version: string }).version;
 
 /**
  * `codex app-server` as a session protocol: JSON-RPC requests on stdin, one thread per session.
  * - the handshake (`initialize`, `initialized`) and `thread/start` (or `thread/resume`) go out at
- *   once; turns wait for the thread id;
+ *   once; turns wait for the thread id, which is announced with Codex's version (from the
+ *   `userAgent` of its answer to `initialize`);
  * - a prompt is `turn/start`, its input the prompt's parts in order (see `turnInput`): text,
  *   each file as a text item (a `<file>` block: Codex drops its own `mention` items), each image as
  *   an inline data URL; a turn's `outputSchema` is `turn/start`'s `outputSchema` (Codex gives it to
@@ -91,11 +97,11 @@ export function codexAppServerProtocol(options: AppServerSessionOptions): Sessio
   return {
     name: 'Codex',
     prompts: { image: true, file: true, nativeOutput: true },
-    createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined, fileChanges: new Map() }),
+    createState: () => ({ nextId: 0, threadId: null, pending: [], turn: null, fatal: undefined, fileChanges: new Map(), version: undefined }),
     // The thread's id comes in the answer to `thread/start` (`thread/resume`), before any turn.
     announcesSession: () => true,
     open: () => [
-      write({ id: 'agent-rx-init', method: 'initialize', params: { clientInfo: { name: 'agent-rx', title: 'agent-rx', version: VERSION } } }),
+      write({ id: INITIALIZE, method: 'initialize', params: { clientInfo: { name: 'agent-rx', title: 'agent-rx', version: VERSION } } }),
       write({ method: 'initialized' }),
       'resume' in options.thread
         ? write({ id: THREAD_REQUEST, method: 'thread/resume', params: { ...options.thread.settings, threadId: options.thread.resume, excludeTurns: true } })
@@ -244,6 +250,10 @@ function read(state: AppServerSessionState, event: AgentEvent, resuming: boolean
 function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: boolean): ProtocolReaction {
   const id = event['id'];
   const error = stringOf(field(event['error'], 'message'));
+  if (id === INITIALIZE) {
+    state.version = codexVersion(field(event['result'], 'userAgent'));
+    return NO_REACTION;
+  }
   if (id === THREAD_REQUEST) {
     const threadId = stringOf(field(field(event['result'], 'thread'), 'id'));
     if (error !== undefined || threadId === undefined) {
@@ -253,7 +263,7 @@ function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: b
       return { ...fatal, facts: [...(fatal.facts ?? []), { type: 'opened' }] };
     }
     state.threadId = threadId;
-    const facts: ProtocolFact[] = [{ type: 'content', message: { type: resuming ? 'session.resumed' : 'session.started', sessionId: threadId } }, { type: 'opened' }];
+    const facts: ProtocolFact[] = [{ type: 'content', message: sessionHeader(resuming, threadId, state.version) }, { type: 'opened' }];
     const reactions = state.pending.splice(0).map((ask) => perform(state, ask));
     return { facts: [...facts, ...reactions.flatMap((reaction) => reaction.facts ?? [])], outputs: reactions.flatMap((reaction) => reaction.outputs ?? []) };
   }
@@ -276,6 +286,18 @@ function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: b
     return { outputs: [startTurn(state, turn, state.threadId, steered)] };
   }
   return { facts: [{ type: 'inputRejected', input: steered, message: `Codex refused the steer: ${error}` }, ...(settle(state, turn).facts ?? [])] };
+}
+
+/**
+ * Codex's version in the `userAgent` it answers `initialize` with: `<client name>/<Codex's
+ * version> (<OS>; <arch>) <terminal> (<client name>; <client version>)`, e.g.
+ * `agent-rx/0.171.0 (Debian 12.0.0; x86_64) unknown (agent-rx; 0.1.0)`.
+ *
+ * @example
+ * codexVersion('agent-rx/0.171.0 (Debian 12.0.0; x86_64) unknown (agent-rx; 0.1.0)'); // '0.171.0'
+ */
+export function codexVersion(userAgent: unknown): string | undefined {
+  return typeof userAgent === 'string' ? /^[^\s/]+\/(\d[^\s]*)/.exec(userAgent)?.[1] : undefined;
 }
 
 /** The Codex turn is known: send the steers and the abort that waited for it. */
@@ -343,6 +365,8 @@ function decline(event: AgentEvent): ProtocolReaction {
   const method = stringOf(event['method']) ?? 'unknown';
   const result = DECLINES[method];
   const answer = result === undefined ? { id: event['id'], error: { code: -32601, message: `agent-rx does not answer ${method}` } } : { id: event['id'], result };
+  // A method agent-rx does not know is said once per session, as every unknown type is (the dialect's `unknownType`).
+  if (!APP_SERVER_REQUESTS.includes(method)) return { outputs: [write(answer)] };
   const what = stringOf(field(event['params'], 'command'));
   return {
     outputs: [write(answer)],
