@@ -13,8 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 // What runs on every Node line: the pure and marble specs, the property tests, the process layer
 // on real child processes, the sessions, and the real pi CLI end to end (a Node program, so it runs
-// on that Node too). Two workers: pi's suite runs beside the others.
-const SUBSET = ['spec/operators/', 'spec/properties/', 'spec/process/', 'spec/sessions/', 'spec/conformance/pi.spec.ts', '--maxWorkers=2'];
+// on that Node too).
+const SUBSET = ['spec/operators/', 'spec/properties/', 'spec/process/', 'spec/sessions/', 'spec/conformance/pi.spec.ts'];
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CACHE = join(tmpdir(), 'agent-rx-node');
