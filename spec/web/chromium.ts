@@ -22,5 +22,5 @@ export function chromiumExecutable(): string {
       if (dir !== '' && existsSync(join(dir, name))) return join(dir, name);
     }
   }
-  throw new Error('the browser test needs Chromium: `apt-get install -y chromium` (Debian; .ci/run installs it), or set CHROMIUM_PATH');
+  throw new Error('the browser test needs Chromium: `apt-get install -y chromium` (Debian; npm test installs it when run as root), or set CHROMIUM_PATH');
 }
