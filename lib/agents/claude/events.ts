@@ -66,7 +66,9 @@ export const claudeEventSchemas = {
  * Every type of line Claude Code is known to print in stream-json (2.1.x): those the dialect reads
  * (above), the control lines its duplex mode reads (`control_request`, `control_response`), and
  * those left aside on purpose (rate limits, progress of a running tool, summaries of tool calls,
- * suggested prompts, authentication status, keep-alives, a mirror of the transcript). A line of
+ * suggested prompts, authentication status, keep-alives, a mirror of the transcript, and since
+ * 2.1.33x `command_lifecycle`: queued/started/completed for each user line sent with a uuid, which
+ * the duplex session already follows through the line's replay and the turn's `result`). A line of
  * another type is an `agent.warning`, once per type.
  */
 export const CLAUDE_LINE_TYPES: readonly string[] = [
@@ -81,6 +83,7 @@ export const CLAUDE_LINE_TYPES: readonly string[] = [
   'auth_status',
   'keep_alive',
   'transcript_mirror',
+  'command_lifecycle',
 ];
 
 type Schemas = typeof claudeEventSchemas;
