@@ -1,5 +1,10 @@
+import { availableParallelism } from 'node:os';
+
 /** @type {import('jest').Config} */
 export default {
+  // Two suites at a time even on two cores: most of a real agent's spec is waiting on the agent
+  // and the model server, not on a core.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   testEnvironment: 'node',
   // jest 30 + execa's signal-exit: without this, a passing run exits 1 with a stack overflow.
   testEnvironmentOptions: { globalsCleanup: 'off' },
