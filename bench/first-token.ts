@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import {
@@ -13,6 +14,7 @@ import {
   runGemini,
   runPi,
   runQwen,
+  type AgentDefinition,
   type AgentPool,
   type CliMessage,
   type SessionCommand,
@@ -25,6 +27,9 @@ import { scenarioMarker, startFakeModelServer, type FakeModelServer } from '../s
 import { createPiEnv, OPENAI_PROVIDER } from '../spec/conformance/pi-env.js';
 import { createQwenEnv, qwenCommand } from '../spec/conformance/qwen-env.js';
 import { createProcessTag, type ProcessTag } from '../spec/helpers/tagged-processes.js';
+import { programOf } from '../lib/agents/shared/setup/find-executable.js';
+import { runInvocation } from '../lib/sources/run-agent.js';
+import { makeOverlay, type RunOverlay } from '../lib/process/overlay.js';
 import { benchFile, check, summarize, type Summary } from './util.js';
 
 /**
@@ -50,6 +55,14 @@ export interface FirstTokenRow {
   readonly pooledRun: Summary;
   /** The resident memory of a pooled process (its whole tree) while it waits, idle, MB. */
   readonly idleRss: Summary;
+  /** A run read to its end: subscribe → its terminal message, ms. */
+  readonly runEnd: Summary;
+  /** The baseline for it: the same command, arguments, environment and stdin spawned bare (`child_process.spawn`, stdout read and dropped) → its exit, ms. */
+  readonly bareEnd: Summary;
+  /** Of that, spawn → the model request reaching the server, ms. */
+  readonly bareStart: Summary;
+  /** Each run's time to its end over the bare spawn's that followed it. */
+  readonly runOverBare: Summary;
 }
 
 /** The result: the model server's own time to first byte, and a row per agent. */
@@ -62,13 +75,80 @@ export interface FirstTokenResult {
 interface Agent {
   readonly name: string;
   run(tag: ProcessTag): Observable<CliMessage>;
+  /** The command a run of the same options starts, as its definition makes it. */
+  bare(tag: ProcessTag): BareCommand;
   session(tag: ProcessTag): OperatorFunction<SessionCommand, SessionMessage>;
   /** A pool of one process, with the session's options. */
   pool(tag: ProcessTag): AgentPool;
   cleanup(): Promise<void>;
 }
 
+interface BareCommand {
+  readonly command: string;
+  readonly args: readonly string[];
+  readonly cwd: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdin: string | undefined;
+  /** The folder of settings the run makes first (Qwen Code's), made before the bare spawn's clock starts. */
+  readonly overlay: RunOverlay | undefined;
+}
+
 const prompt = `${scenarioMarker('text')}Say hello.`;
+
+/** The process a run of `options` starts, without the library: its program, arguments, folder, environment and stdin. */
+function bareCommand<RunOptions, SessionOptions, Setup>(definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>, options: RunOptions): BareCommand {
+  const invocation = runInvocation(definition, options);
+  if ('asSession' in invocation) throw new Error(`a ${definition.name} run of the text prompt is a session`);
+  const overlay = invocation.setup === undefined ? undefined : definition.setup?.overlay?.(invocation.setup);
+  if (invocation.setup !== undefined && (overlay === undefined || definition.setup?.messages !== undefined)) throw new Error(`a ${definition.name} run of the text prompt has a setup step a bare spawn cannot copy`);
+  const program = programOf(definition, invocation.executable, invocation.processOptions);
+  const { stdin } = program.processOptions;
+  if (stdin !== undefined && typeof stdin !== 'string') throw new Error(`a ${definition.name} run of the text prompt writes stdin as it goes`);
+  return { command: program.command, args: [...program.args, ...invocation.args], cwd: program.processOptions.cwd, env: { ...process.env, ...program.processOptions.env }, stdin, overlay };
+}
+
+/** Spawns `bare` and reads its stdout to the end: the time until it exits, ms. */
+async function bareRun(bare: BareCommand): Promise<number> {
+  const made = bare.overlay === undefined ? undefined : makeOverlay(bare.overlay, bare.env);
+  if (made?.ok === false) throw new Error(made.problem);
+  try {
+    return await bareSpawn(bare, made?.args ?? [], made?.env ?? bare.env);
+  } finally {
+    made?.remove();
+  }
+}
+
+function bareSpawn(bare: BareCommand, extraArgs: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(bare.command, [...bare.args, ...extraArgs], { cwd: bare.cwd, env, stdio: [bare.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'] });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${bare.command} did not exit within 120 s`));
+    }, 120_000);
+    child.stdout?.resume();
+    if (bare.stdin !== undefined) child.stdin?.end(bare.stdin);
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', () => {
+      clearTimeout(timer);
+      resolve(performance.now() - started);
+    });
+  });
+}
+
+/** Subscribes to `run` and reads it to its terminal message: the time, ms. */
+function runToEnd(run: Observable<CliMessage>): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    run.subscribe({
+      error: (error: unknown) => { reject(error instanceof Error ? error : new Error(String(error))); },
+      complete: () => { resolve(performance.now() - started); },
+    });
+  });
+}
 
 export async function firstTokenLatencies(repetitions: number): Promise<FirstTokenResult> {
   const server = await startFakeModelServer();
@@ -87,11 +167,11 @@ export async function firstTokenLatencies(repetitions: number): Promise<FirstTok
   const qwenOptions = (tag: ProcessTag) => ({ executable: qwenExe.command, executableArgs: qwenExe.args, model: 'text', cwd: qwen.cwd, env: { ...qwen.env, ...tag.env } });
   const pool = <SessionOptions>(agent: Parameters<typeof createAgentPool<unknown, SessionOptions, unknown>>[0]['agent'], options: SessionOptions): AgentPool => createAgentPool({ agent, options, size: 1 });
   const agents: Agent[] = [
-    { name: 'pi', run: (tag) => runPi({ ...piOptions(tag), prompt }), session: (tag) => piSession(piOptions(tag)), pool: (tag) => pool(AGENTS.pi, piOptions(tag)), cleanup: () => pi.cleanup() },
-    { name: 'Claude Code', run: (tag) => runClaudeCode({ ...claudeOptions(tag), prompt }), session: (tag) => claudeCodeSession(claudeOptions(tag)), pool: (tag) => pool(AGENTS.claude, claudeOptions(tag)), cleanup: () => claude.cleanup() },
-    { name: 'Codex', run: (tag) => runCodex({ ...codexOptions(tag), prompt }), session: (tag) => codexSession(codexOptions(tag)), pool: (tag) => pool(AGENTS.codex, codexOptions(tag)), cleanup: () => codex.cleanup() },
-    { name: 'Gemini CLI', run: (tag) => runGemini({ ...geminiOptions(tag), prompt }), session: (tag) => geminiSession(geminiOptions(tag)), pool: (tag) => pool(AGENTS.gemini, geminiOptions(tag)), cleanup: () => gemini.cleanup() },
-    { name: 'Qwen Code', run: (tag) => runQwen({ ...qwenOptions(tag), prompt }), session: (tag) => qwenSession(qwenOptions(tag)), pool: (tag) => pool(AGENTS.qwen, qwenOptions(tag)), cleanup: () => qwen.cleanup() },
+    { name: 'pi', bare: (tag) => bareCommand(AGENTS.pi, { ...piOptions(tag), prompt }), run: (tag) => runPi({ ...piOptions(tag), prompt }), session: (tag) => piSession(piOptions(tag)), pool: (tag) => pool(AGENTS.pi, piOptions(tag)), cleanup: () => pi.cleanup() },
+    { name: 'Claude Code', bare: (tag) => bareCommand(AGENTS.claude, { ...claudeOptions(tag), prompt }), run: (tag) => runClaudeCode({ ...claudeOptions(tag), prompt }), session: (tag) => claudeCodeSession(claudeOptions(tag)), pool: (tag) => pool(AGENTS.claude, claudeOptions(tag)), cleanup: () => claude.cleanup() },
+    { name: 'Codex', bare: (tag) => bareCommand(AGENTS.codex, { ...codexOptions(tag), prompt }), run: (tag) => runCodex({ ...codexOptions(tag), prompt }), session: (tag) => codexSession(codexOptions(tag)), pool: (tag) => pool(AGENTS.codex, codexOptions(tag)), cleanup: () => codex.cleanup() },
+    { name: 'Gemini CLI', bare: (tag) => bareCommand(AGENTS.gemini, { ...geminiOptions(tag), prompt }), run: (tag) => runGemini({ ...geminiOptions(tag), prompt }), session: (tag) => geminiSession(geminiOptions(tag)), pool: (tag) => pool(AGENTS.gemini, geminiOptions(tag)), cleanup: () => gemini.cleanup() },
+    { name: 'Qwen Code', bare: (tag) => bareCommand(AGENTS.qwen, { ...qwenOptions(tag), prompt }), run: (tag) => runQwen({ ...qwenOptions(tag), prompt }), session: (tag) => qwenSession(qwenOptions(tag)), pool: (tag) => pool(AGENTS.qwen, qwenOptions(tag)), cleanup: () => qwen.cleanup() },
   ];
   try {
     const model: number[] = [];
@@ -240,6 +320,10 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
   const pooledTurns: number[] = [];
   const pooledRuns: number[] = [];
   const idleRss: number[] = [];
+  const runEnds: number[] = [];
+  const bareEnds: number[] = [];
+  const bareStarts: number[] = [];
+  const runOverBare: number[] = [];
   const assistant = (message: { readonly type: string }): boolean => message.type === 'assistant';
   for (let i = 0; i < repetitions; i += 1) {
     const from = server.requests.length;
@@ -267,8 +351,18 @@ async function measure(agent: Agent, server: FakeModelServer, repetitions: numbe
     pooledRuns.push((await pooled.at) - pooledStart);
     pooled.stop();
     await pool.close();
+
+    // A run to its end against the same process spawned bare, in turns.
+    runEnds.push(await runToEnd(agent.run(tag)));
+    const bareFrom = server.requests.length;
+    const bareWall = Date.now();
+    bareEnds.push(await bareRun(agent.bare(tag)));
+    runOverBare.push((runEnds.at(-1) ?? 0) / (bareEnds.at(-1) ?? 1));
+    const bareRequest = server.requests.slice(bareFrom).find((entry) => entry.method === 'POST');
+    check(bareRequest !== undefined, `${agent.name}: the bare spawn asked the model`);
+    bareStarts.push(bareRequest.at - bareWall);
   }
   const left = await tag.waitUntilNone(30_000);
   check(left.length === 0, `${agent.name}: processes left after the benchmark: ${left.map((entry) => `${String(entry.pid)} ${entry.comm}`).join(', ')}`);
-  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns), pooledTurn: summarize(pooledTurns), pooledRun: summarize(pooledRuns), idleRss: summarize(idleRss) };
+  return { agent: agent.name, run: summarize(runs), runStart: summarize(starts), firstTurn: summarize(firstTurns), laterTurn: summarize(laterTurns), pooledTurn: summarize(pooledTurns), pooledRun: summarize(pooledRuns), idleRss: summarize(idleRss), runEnd: summarize(runEnds), bareEnd: summarize(bareEnds), bareStart: summarize(bareStarts), runOverBare: summarize(runOverBare) };
 }

@@ -310,6 +310,13 @@ try {
         token.rows.map((row) => [row.agent, spread(row.run, 1), spread(row.runStart, 1), spread(row.firstTurn, 1), spread(row.laterTurn, 1), spread(row.pooledTurn, 1), spread(row.pooledRun, 1), spread(row.idleRss, 1)]),
       ),
     );
+    report.push(
+      ...table(
+        `A run's fixed cost: the same runs read to their end, against the same command (program, arguments, environment, stdin) spawned bare with \`child_process.spawn\`, its stdout read and dropped, in turns, ${token.model.runs} repetitions`,
+        ['agent', 'run: subscribe → terminal ms', 'baseline: bare spawn → exit ms', 'run / bare', 'bare: spawn → model request ms'],
+        token.rows.map((row) => [row.agent, spread(row.runEnd, 1), spread(row.bareEnd, 1), x(row.runOverBare), spread(row.bareStart, 1)]),
+      ),
+    );
   }
   if (runs('tools')) {
     const tools = await hostToolLatencies(quick ? 3 : 10);
