@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Subject, type Observable, type OperatorFunction } from 'rxjs';
 import {
   AGENTS,
@@ -16,6 +18,7 @@ import {
   runQwen,
   type AgentDefinition,
   type AgentPool,
+  type RunOverlay,
   type CliMessage,
   type SessionCommand,
   type SessionMessage,
@@ -29,7 +32,6 @@ import { createQwenEnv, qwenCommand } from '../spec/conformance/qwen-env.js';
 import { createProcessTag, type ProcessTag } from '../spec/helpers/tagged-processes.js';
 import { programOf } from '../lib/agents/shared/setup/find-executable.js';
 import { runInvocation } from '../lib/sources/run-agent.js';
-import { makeOverlay, type RunOverlay } from '../lib/process/overlay.js';
 import { benchFile, check, summarize, type Summary } from './util.js';
 
 /**
@@ -107,34 +109,43 @@ function bareCommand<RunOptions, SessionOptions, Setup>(definition: AgentDefinit
   return { command: program.command, args: [...program.args, ...invocation.args], cwd: program.processOptions.cwd, env: { ...process.env, ...program.processOptions.env }, stdin, overlay };
 }
 
-/** Spawns `bare` and reads its stdout to the end: the time until it exits, ms. */
+/** Spawns `bare` and reads its stdout to the end: the time until it exits (0, else a rejection with its stderr's end), ms. */
 async function bareRun(bare: BareCommand): Promise<number> {
-  const made = bare.overlay === undefined ? undefined : makeOverlay(bare.overlay, bare.env);
-  if (made?.ok === false) throw new Error(made.problem);
+  if (bare.overlay === undefined) return bareSpawn(bare, [], bare.env);
+  // In a folder of its own: the library's per-host folder is not this process's to use.
+  const parent = mkdtempSync(join(tmpdir(), 'agent-rx-bench-bare-'));
   try {
-    return await bareSpawn(bare, made?.args ?? [], made?.env ?? bare.env);
+    const made = bare.overlay.create(bare.env, parent);
+    const env = bare.overlay.env === undefined ? bare.env : { ...bare.env, [bare.overlay.env]: made.dir };
+    return await bareSpawn(bare, bare.overlay.args?.(made.dir) ?? [], env);
   } finally {
-    made?.remove();
+    rmSync(parent, { recursive: true, force: true });
   }
 }
 
 function bareSpawn(bare: BareCommand, extraArgs: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<number> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(bare.command, [...bare.args, ...extraArgs], { cwd: bare.cwd, env, stdio: [bare.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'] });
+    const child = spawn(bare.command, [...bare.args, ...extraArgs], { cwd: bare.cwd, env, stdio: [bare.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    let stderr = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${bare.command} did not exit within 120 s`));
     }, 120_000);
     child.stdout?.resume();
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-2000);
+    });
     if (bare.stdin !== undefined) child.stdin?.end(bare.stdin);
     child.once('error', (error) => {
       clearTimeout(timer);
       reject(error);
     });
-    child.once('close', () => {
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
-      resolve(performance.now() - started);
+      const elapsed = performance.now() - started;
+      if (code === 0) resolve(elapsed);
+      else reject(new Error(`${bare.command} ${bare.args.join(' ')} ended ${signal ?? `with exit code ${String(code)}`}: ${stderr}`));
     });
   });
 }
