@@ -41,7 +41,7 @@ export interface AgentPool extends SessionPool {
 /**
  * Keeps processes of one agent started and ready for a first prompt, so that the first word of a
  * session or run taken from the pool comes at the model's speed, not after the agent's start-up
- * (about 0.15 s for Codex to 1.5 s for Qwen Code on a small machine). Each process serves one
+ * (about 0.4 s for Codex to 2.2 s for Qwen Code on a small machine). Each process serves one
  * conversation and is replaced in the background; the prompt, its images and files and a per-run
  * schema still reach the agent, since they come with the first command. Unsubscribing from a taken
  * session or run stops that process only; `close()` ends the waiting ones. Any agent, with the
