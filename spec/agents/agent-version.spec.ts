@@ -2,13 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { AGENTS } from '../../lib/agent-table.js';
-import { acpClientProtocol } from '../../lib/agents/acp/client.js';
 import { claudeSessionProtocol } from '../../lib/agents/claude/session.js';
 import { codexAppServerProtocol, codexVersion } from '../../lib/agents/codex/app-server/session.js';
 import { agentOutputToMessages, SessionStartedSchema, type CliMessage, type Dialect, type ProcessItem } from '../../lib/index.js';
 import type { ProtocolFact, ProtocolReaction } from '../../lib/operators/session-protocol.js';
 import { exit } from '../helpers/items.js';
 import { fixture } from '../helpers/processes.js';
+import { acpByHand } from '../helpers/acp-by-hand.js';
 
 // The agent CLI's version in `session.started`, where the CLI says it in its own output: read from
 // recorded lines (runs) and recorded answers (sessions); absent where the CLI says none.
@@ -128,18 +128,7 @@ describe('agentVersion in sessions: from the answers before the first prompt', (
 
 /** The session header an ACP client announces when the agent answers `initialize` with `result`. */
 async function acpHeader(result: unknown): Promise<CliMessage | undefined> {
-  const protocol = acpClientProtocol({ name: 'Agent', cwd: '/w' });
-  const state = protocol.createState();
-  const written: Record<string, unknown>[] = [];
-  const reactions: ProtocolReaction[] = [];
-  protocol.open(state, { write: (line) => written.push(line as Record<string, unknown>), react: (reaction) => reactions.push(reaction) });
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
-  const answer = async (method: string, value: unknown) => {
-    await settle();
-    const request = written.find((message) => message['method'] === method);
-    protocol.read(state, { type: 'response', jsonrpc: '2.0', id: request?.['id'], result: value });
-    await settle();
-  };
+  const { protocol, state, reactions, answer } = acpByHand();
   await answer('initialize', result);
   await answer('session/new', { sessionId: 'S1' });
   protocol.close?.(state);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { acpPromptBlocks, acpClientProtocol } from '../../../lib/agents/acp/client.js';
-import type { ProtocolReaction } from '../../../lib/operators/session-protocol.js';
 import type { PromptContent } from '../../../lib/operators/prompt-parts.js';
 import type { SessionInput } from '../../../lib/sessions/session-machine.js';
+import { acpByHand } from '../../helpers/acp-by-hand.js';
 
 /** The ACP client's prompts: the blocks of `session/prompt`, and what it sends an agent by what `initialize` said it takes. */
 
@@ -48,18 +48,7 @@ describe('acpPromptBlocks', () => {
 
 /** A protocol driven by hand: the SDK's lines written to `written`, the agent's answers fed to `read`. */
 async function opened(promptCapabilities: Record<string, unknown> | undefined) {
-  const protocol = acpClientProtocol({ name: 'Agent', cwd: '/w' });
-  const state = protocol.createState();
-  const written: Record<string, unknown>[] = [];
-  const reactions: ProtocolReaction[] = [];
-  protocol.open(state, { write: (line) => written.push(line as Record<string, unknown>), react: (reaction) => reactions.push(reaction) });
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
-  const answer = async (method: string, result: unknown) => {
-    await settle();
-    const request = written.find((message) => message['method'] === method);
-    protocol.read(state, { type: 'response', jsonrpc: '2.0', id: request?.['id'], result });
-    await settle();
-  };
+  const { protocol, state, written, reactions, settle, answer } = acpByHand();
   await answer('initialize', { protocolVersion: 1, agentCapabilities: promptCapabilities === undefined ? {} : { promptCapabilities } });
   await answer('session/new', { sessionId: 'S1' });
   expect(reactions.flatMap((reaction) => reaction.facts ?? []).some((fact) => fact.type === 'opened')).toBe(true);
