@@ -298,6 +298,8 @@ describe('host tools and MCP servers on the real Claude Code (--mcp-config, --st
     // The user's servers (~/.claude.json) and the project's (.mcp.json), which Claude Code would start without --strict-mcp-config.
     const own = createClaudeEnv({ baseUrl: server.baseUrl });
     let session: SessionDriver | undefined;
+    // The requests counted below are this session's: no agent of an earlier case may still be asking.
+    expect(describeProcesses(await TAG.waitUntilNone(30_000))).toBe('none');
     try {
       const notes = { command: process.execPath, args: [NOTES_SERVER] };
       writeFileSync(join(own.home, '.claude.json'), JSON.stringify({ mcpServers: { users: notes } }));

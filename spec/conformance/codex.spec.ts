@@ -339,11 +339,16 @@ describe('real Codex: cancellation', () => {
         const subscription = runCodex(options('hang', { onStopped: resolve })).subscribe((message) => {
           seen.push(message);
           if (message.type !== 'session.started') return;
-          // Codex prints nothing while a stream runs: wait for the request to be under way.
-          void eventually(() => server.requestsFor('hang').length > 0, 5000).then(() => {
-            unsubscribedAt = seen.length;
-            subscription.unsubscribe();
-          });
+          // Codex prints nothing while a stream runs: wait for the request to be under way, and for
+          // its start-up shell snapshot (a login shell and what it runs) to be over: Codex does not
+          // wait for that on SIGTERM, the tree kill ends it, and this case is about Codex alone.
+          // Unsubscribes at the deadline too: the case then fails on what it finds, not by its timeout.
+          void eventually(() => server.requestsFor('hang').length > 0 && TAG.processes().length === 1, 15_000)
+            .catch(() => undefined)
+            .then(() => {
+              unsubscribedAt = seen.length;
+              subscription.unsubscribe();
+            });
         });
       });
       timings.add(`cancel mid-stream (hang), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
@@ -366,7 +371,9 @@ describe('real Codex: cancellation', () => {
       const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runCodex(options('sleep_tool', { onStopped, ...extra })), TAG);
       timings.add(`cancel during \`sleep 30\` (${name.split(',')[0] ?? name}), stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - started);
       expect(sleepPid).toBeGreaterThan(0);
-      expect(report).toMatchObject({ requested: true, confirmed: true, exitedGracefully: graceful });
+      expect(report).toMatchObject({ requested: true, confirmed: true });
+      // Without a grace period Codex may still end by itself in the moment between its SIGTERM and the kill.
+      if (graceful) expect(report.exitedGracefully).toBe(true);
       expect(isAlive(report.pid ?? -1)).toBe(false);
       expect(isAlive(sleepPid)).toBe(false);
       expect(TAG.processes()).toEqual([]);
