@@ -363,10 +363,10 @@ describe('real Qwen Code: cancellation', () => {
   );
 
   it(
-    'unsubscribing while `sleep 30 # intentional-sleep: …` runs: Qwen Code kills its tool on SIGTERM and exits (grace 5 s: a loaded machine); every pid of the tree is gone',
+    'unsubscribing while `sleep 30 # intentional-sleep: …` runs: Qwen Code kills its tool on SIGTERM and exits (grace 10 s: on Node 24 it takes about 5 s); every pid of the tree is gone',
     async () => {
       const startedAt = performance.now();
-      const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runQwen(options('sleep_tool', { approvalMode: 'yolo', gracePeriodMs: 5_000, onStopped })), TAG);
+      const { report, toolPid: sleepPid } = await stopWhileToolRuns((onStopped) => runQwen(options('sleep_tool', { approvalMode: 'yolo', gracePeriodMs: 10_000, onStopped })), TAG);
       timings.add(`cancel during \`sleep 30\`, stopped in ${report.durationMs.toFixed(0)} ms`, performance.now() - startedAt);
       expect(sleepPid).toBeGreaterThan(0);
       expect(report).toMatchObject({ requested: true, cause: 'unsubscribe', exitedGracefully: true, confirmed: true, survivors: [] });
