@@ -64,7 +64,9 @@ export { runAgent } from './sources/run-agent.js';
 export { agentSession } from './sessions/agent-session.js';
 export { createAgentPool, type AgentPool, type AgentPoolOptions, type PooledRunOptions } from './sessions/agent-pool.js';
 export { poolSessions, type SessionPool, type SessionPoolOptions } from './sessions/session-pool.js';
-export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, PackageScript, Platform, RunOverlay } from './agents/definition.js';
+export { folderStore, takeSnapshot, restoreSnapshot, parseSnapshot, ConversationSnapshotSchema, type ConversationOptions, type ConversationStore, type ConversationSnapshot, type ConversationFile, type ConversationPlace } from './sessions/conversation-snapshot.js';
+export { passivatingSession, type PassivationSpec } from './sessions/passivating-session.js';
+export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, ConversationKeeping, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, PackageScript, Platform, RunOverlay } from './agents/definition.js';
 
 
 

@@ -77,15 +77,49 @@ export interface SessionStarted {
 /** Validates a {@link SessionStarted}. */
 export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string(), agentVersion: z.string().optional() });
 
-/** The agent resumed the session `sessionId` that the run asked for. */
+/**
+ * The agent resumed the session `sessionId` that the run asked for; in a session with `idleMs`, a
+ * new process resumed the conversation after `session.passivated` (`resumeMs`).
+ */
 export interface SessionResumed {
   type: 'session.resumed';
   sessionId: string;
   /** The agent CLI's version, as it reported it (see {@link SessionStarted.agentVersion}). */
   agentVersion?: string | undefined;
+  /**
+   * After `session.passivated`: how long the wake took, in ms, from the command that woke the
+   * session to the new process's resumed session (the saved state put back, the agent started).
+   */
+  resumeMs?: number | undefined;
 }
 /** Validates a {@link SessionResumed}. */
-export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string(), agentVersion: z.string().optional() });
+export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string(), agentVersion: z.string().optional(), resumeMs: z.number().nonnegative().optional() });
+
+/**
+ * A session with `idleMs` went to sleep: no turn for `idleMs`, so its conversation was saved
+ * (`snapshotBytes` in its store) and its agent process ended gracefully. The session stays
+ * subscribed: the next command starts a process that resumes the conversation (`session.resumed`
+ * with `resumeMs`), and its turns are numbered on.
+ */
+export interface SessionPassivated {
+  type: 'session.passivated';
+  /** The agent's session id, which the next process resumes. */
+  sessionId: string;
+  /** The conversation's key in the store (the session's `conversationId`, else `sessionId`). */
+  conversationId: string;
+  /** The idle time that passivated it, in ms. */
+  idleMs: number;
+  /** The size of the saved state, in bytes. */
+  snapshotBytes: number;
+}
+/** Validates a {@link SessionPassivated}. */
+export const SessionPassivatedSchema = z.object({
+  type: z.literal('session.passivated'),
+  sessionId: z.string(),
+  conversationId: z.string(),
+  idleMs: z.number().nonnegative(),
+  snapshotBytes: z.number().int().nonnegative(),
+});
 
 /** A delta: concatenating every `assistant` text of a run gives its answer exactly once. */
 export interface AssistantMessage {
@@ -864,7 +898,7 @@ export const InputDroppedSchema = z.object({
  * `input.accepted` and `input.dropped`. Turns never overlap and each ends exactly once; every content
  * message lies inside a turn; the session ends with exactly one terminal message, last.
  */
-export type SessionMessage<Output = unknown> = CliMessage<Output> | TurnStarted | TurnCompleted | TurnFailed | InputAccepted | InputDropped;
+export type SessionMessage<Output = unknown> = CliMessage<Output> | TurnStarted | TurnCompleted | TurnFailed | InputAccepted | InputDropped | SessionPassivated;
 /**
  * Validates a {@link SessionMessage}: the run messages (content inside turns, `session.*`, and exactly
  * one `terminal.*` last, for the session as a whole) and the session's own turn and input messages.
@@ -876,6 +910,7 @@ export const SessionMessageSchema = z.discriminatedUnion('type', [
   TurnFailedSchema,
   InputAcceptedSchema,
   InputDroppedSchema,
+  SessionPassivatedSchema,
 ]);
 /** The `type` of a {@link SessionMessage}. */
 export type SessionMessageType = SessionMessage['type'];
@@ -890,6 +925,8 @@ export const isTurnFailed = is('turn.failed');
 export const isInputAccepted = is('input.accepted');
 /** Whether a message is `input.dropped`. */
 export const isInputDropped = is('input.dropped');
+/** Whether a message is `session.passivated`. */
+export const isSessionPassivated = is('session.passivated');
 
 /**
  * `turn.completed` or `turn.failed`: the end of a turn.
@@ -941,5 +978,6 @@ type _MessageTypesMatchTheirSchemas = [
   Holds<Same<InputKind, z.infer<typeof InputKindSchema>>>,
   Holds<Same<InputAccepted, z.infer<typeof InputAcceptedSchema>>>,
   Holds<Same<InputDropped, z.infer<typeof InputDroppedSchema>>>,
+  Holds<Same<SessionPassivated, z.infer<typeof SessionPassivatedSchema>>>,
   Holds<Same<SessionMessage, z.infer<typeof SessionMessageSchema>>>,
 ];

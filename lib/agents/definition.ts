@@ -63,6 +63,32 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
    * are refused with a `TypeError`, never dropped.
    */
   readonly mcp?: { readonly runs: boolean; readonly sessions: boolean };
+  /**
+   * Where its CLI keeps a session's conversation, and how a new process resumes it: what a
+   * session's `idleMs` needs (the conversation saved, the process ended, resumed by a later one,
+   * in this host or another). Absent: its sessions cannot be put to sleep, and `idleMs` is refused
+   * with a `TypeError`.
+   */
+  readonly conversation?: ConversationKeeping<SessionOptions>;
+}
+
+/**
+ * Where an agent CLI keeps a conversation, as data and pure functions: the folder of a session's
+ * conversations, which of its files make up one conversation, and the options that resume it.
+ * The files are read and written by the library (`takeSnapshot`, `restoreSnapshot`); a snapshot
+ * restored under another working folder has that folder's path written in place of the old one.
+ */
+export interface ConversationKeeping<SessionOptions> {
+  /**
+   * The folder holding the conversations of a session with these options, whose process has the
+   * environment `env` (the whole of it, `HOME` always set) and works in `cwd` (absolute); or why such a session keeps no
+   * conversation (`{ refused }`: pi's `session: 'none'`), which refuses `idleMs`.
+   */
+  folder(options: SessionOptions, env: Readonly<Record<string, string | undefined>>, cwd: string): string | { readonly refused: string };
+  /** Whether a file of that folder (its path from the folder, `/` between names) is part of the conversation `sessionId`. */
+  holds(path: string, sessionId: string): boolean;
+  /** The options of a session that resumes the conversation `sessionId` (pi `--session`, Claude Code `--resume`). */
+  resume(options: SessionOptions, sessionId: string): SessionOptions;
 }
 
 /**

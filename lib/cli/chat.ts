@@ -167,6 +167,9 @@ function runChat(request: Extract<ChatRequest, { kind: 'chat' }>): void {
       case 'session.resumed':
         screen.text(sessionRenderer.render(message, 0));
         break;
+      case 'session.passivated':
+        note(`idle for ${message.idleMs} ms: the agent's process ended, the conversation is saved (${message.snapshotBytes} bytes); the next prompt resumes it`);
+        break;
       case 'permission.requested':
         showContent(message);
         if (asking) {

@@ -35,6 +35,7 @@ export function sessionToRun(): OperatorFunction<SessionMessage, CliMessage> {
             case 'turn.started':
             case 'input.accepted':
             case 'input.dropped':
+            case 'session.passivated':
               return;
             case 'terminal.completed':
             case 'terminal.failed':

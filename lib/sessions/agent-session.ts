@@ -1,4 +1,8 @@
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { defer, type OperatorFunction } from 'rxjs';
+import { conversationFolder, folderStore, restoreSnapshot, takeSnapshot, type ConversationOptions } from './conversation-snapshot.js';
+import { passivatingSession } from './passivating-session.js';
 import type { AgentDefinition, SessionInvocation } from '../agents/definition.js';
 import { checkOptions } from '../agents/shared/option-schemas.js';
 import type { SessionCommand, SessionMessage } from '../messages.js';
@@ -19,6 +23,48 @@ import { sessionWithHostTools, toolsTaken, withToolServer, type ToolOptions } fr
  * commands.pipe(agentSession(AGENTS.pi, { model: 'claude-sonnet-4-5' })).subscribe(render);
  */
 export function agentSession<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: SessionOptions,
+): OperatorFunction<SessionCommand, SessionMessage> {
+  const { idleMs, conversationId, store, ...processSessionOptions } = (options ?? {}) as SessionOptions & ConversationOptions;
+  if (idleMs === undefined && conversationId === undefined && store === undefined) return oneProcessSession(definition, options);
+  checkOptions(`a ${definition.name} session`, definition.options.session, options);
+  return conversationSession(definition, processSessionOptions as SessionOptions, options as ConversationOptions);
+}
+
+/**
+ * A session whose conversation outlives its processes (`idleMs`, `conversationId`, `store`): one
+ * process at a time, each resuming the conversation the one before saved.
+ */
+function conversationSession<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: SessionOptions,
+  conversation: ConversationOptions,
+): OperatorFunction<SessionCommand, SessionMessage> {
+  const keeping = definition.conversation;
+  if (keeping === undefined) {
+    throw new TypeError(`agent-rx: ${definition.displayName} sessions cannot resume a conversation in a new process: idleMs, conversationId and store are not taken`);
+  }
+  const { cwd, env } = options as { readonly cwd?: string; readonly env?: Readonly<Record<string, string | undefined>> };
+  const place = { keeping, options, env: { HOME: homedir(), ...process.env, ...env }, cwd: resolve(cwd ?? process.cwd()) };
+  // Refused now: a session that keeps no conversation (pi's `session: 'none'`), or bad options.
+  conversationFolder(place);
+  const first = oneProcessSession(definition, options);
+  return passivatingSession({
+    session: (resume) => (resume === undefined ? first : oneProcessSession(definition, keeping.resume(options, resume))),
+    take: (sessionId, turns) => takeSnapshot(place, { agent: definition.name, sessionId, turns }),
+    restore: async (snapshot) => {
+      if (snapshot.agent !== definition.name) throw new Error(`the snapshot is of a ${snapshot.agent} conversation, not ${definition.name}`);
+      await restoreSnapshot(place, snapshot);
+    },
+    store: conversation.store ?? folderStore(join(tmpdir(), 'agent-rx-conversations')),
+    conversationId: conversation.conversationId,
+    idleMs: conversation.idleMs ?? Number.POSITIVE_INFINITY,
+  });
+}
+
+/** A session that is one process. */
+function oneProcessSession<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: SessionOptions,
 ): OperatorFunction<SessionCommand, SessionMessage> {

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { claudeConversation } from './conversation.js';
 import { claudeRunInvocation, claudeSessionInvocation, type ClaudeSetup } from './args.js';
 import { claudeDialect } from './dialect.js';
 import { claudeExecutable } from './executable.js';
@@ -112,4 +113,5 @@ export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, Claude
   recognizesOutput: recognizesClaudeOutput,
   setup: { overlay: (setup) => claudeMcpOverlay(setup.mcpServers) },
   mcp: { runs: true, sessions: true },
+  conversation: claudeConversation,
 };

@@ -1,10 +1,11 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ConversationOptions } from '../../sessions/conversation-snapshot.js';
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -66,7 +67,7 @@ export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOpti
  * then) is allowed as a whole, and another server's tools are refused unless `allowedTools` names
  * them.
  */
-export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ToolOptions {}
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {}
 
 /** Claude Code's own options, besides the process options. */
 export interface ClaudeOwnOptions {
@@ -131,7 +132,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
   run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 

@@ -2,9 +2,10 @@ import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ConversationOptions } from '../../sessions/conversation-snapshot.js';
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -32,7 +33,7 @@ export type CodexSessionChoice = 'new' | 'last' | { readonly resume: string };
 export type TomlValue = string | number | boolean | readonly TomlValue[] | { readonly [key: string]: TomlValue };
 
 /** Options of `runCodex`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions>, RunPermissionOptions, ToolOptions {
+export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOptions, 'session' | keyof PermissionOptions | keyof ConversationOptions>, RunPermissionOptions, ToolOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -91,7 +92,7 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
  * (`allow` or `deny`); without it, a `trust`ed server's tools (the host tools' among them) run
  * without asking, and other servers' as Codex's configuration says.
  */
-export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ToolOptions {
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
   /** The thread: a new one (default), or `{ resume: id }`. */
   readonly session?: 'new' | { readonly resume: string };
 }
@@ -178,7 +179,7 @@ export const CODEX_OPTIONS = {
     skipGitRepoCheck: flag().optional(),
     transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
   }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, session: SESSION_SESSION.optional() }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, session: SESSION_SESSION.optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 

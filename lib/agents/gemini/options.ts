@@ -1,11 +1,12 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ConversationOptions } from '../../sessions/conversation-snapshot.js';
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /**
  * What Gemini CLI may do without asking (`--approval-mode`). A headless run cannot ask: in
@@ -55,7 +56,7 @@ export interface RunGeminiOptions<Output = unknown> extends Omit<ProcessOptions,
  * the client's file system. MCP servers (`mcpServers`, and the server of host `tools`) go at
  * `session/new`; a trusted one's calls are allowed by policy when there is no `permission`.
  */
-export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, PermissionOptions, ToolOptions {
+export interface GeminiSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, GeminiOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
 }
@@ -112,7 +113,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 /** The schemas of Gemini CLI's options: a run's, a session's, and a fleet run spec's. */
 export const GEMINI_OPTIONS = {
   run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT, session: RUN_SESSION }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional() }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, handlers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 

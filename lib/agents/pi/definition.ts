@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { piConversation } from './conversation.js';
 import { piRunInvocation, piSessionInvocation, type PiSetup } from './args.js';
 import { piDialect } from './dialect.js';
 import { PI_OPTIONS, PI_THINKING_LEVELS, type PiRunSpecOptions, type PiSessionOptions, type RunPiOptions } from './options.js';
@@ -103,4 +104,5 @@ export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSe
   recognizesOutput: recognizesPiOutput,
   setup: { overlay: piRunOverlay },
   mcp: { runs: true, sessions: true },
+  conversation: piConversation,
 };

@@ -1,11 +1,12 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ConversationOptions } from '../../sessions/conversation-snapshot.js';
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import { isHostTool, type HostTool } from '../../tools/host-tool.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -75,7 +76,7 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
  * with a note for a text-only model). A turn's `outputSchema` is an instruction appended to the
  * prompt, and the answer is validated at `turn.completed`.
  */
-export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions, Omit<ToolOptions, 'tools'> {}
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions, ConversationOptions, Omit<ToolOptions, 'tools'> {}
 
 /** pi's own options, besides the process options. */
 export interface PiOwnOptions {
@@ -145,7 +146,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
   run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, tools: texts().optional() }),
 };
 

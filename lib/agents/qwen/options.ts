@@ -1,11 +1,12 @@
 import type { OutputSchema, Prompt } from '../../messages.js';
 import * as z from 'zod';
 import type { ProcessOptions } from '../../process/options.js';
+import type { ConversationOptions } from '../../sessions/conversation-snapshot.js';
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
-import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
 
 /**
  * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
@@ -65,7 +66,7 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
  * session's settings, as for a run; a trusted one's tools run without asking when there is no
  * `permission`, and with one every call is asked.
  */
-export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ToolOptions {
+export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
 }
@@ -120,7 +121,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
   run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, handlers: z.unknown().optional() }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, handlers: z.unknown().optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 

@@ -3,6 +3,7 @@
 import * as z from 'zod';
 import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
 import { isHostTool, type HostTool } from '../../tools/host-tool.js';
+import { isConversationStore, type ConversationStore } from '../../sessions/conversation-snapshot.js';
 import { MCP_SERVER_NAME, McpServersSchema } from '../../tools/mcp-servers.js';
 import { ImageMimeTypeSchema, OutputSchemaSchema, type ImageMimeType, type JsonSchemaObject, type Prompt } from '../../messages.js';
 
@@ -113,6 +114,13 @@ export const SESSION_PERMISSION_OPTIONS = {
     .custom<PermissionPolicy>(isPermissionPolicy, { error: "must be 'allow-all', 'allow-reads', 'deny-all', 'ask' or a function of the request" })
     .optional(),
   permissionTimeoutMs: timeLimit().optional(),
+};
+
+/** A session's options for a conversation that outlives its processes (`ConversationOptions`). */
+export const SESSION_CONVERSATION_OPTIONS = {
+  idleMs: timeLimit().optional(),
+  conversationId: text().optional(),
+  store: z.custom<ConversationStore>(isConversationStore, { error: 'must be a store: an object with load and save' }).optional(),
 };
 
 /** A run's permission options: as a session's, but `ask` has no command to wait for. */
