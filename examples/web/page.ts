@@ -467,6 +467,9 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
       if (message.type === 'permission.requested') setStatus('asking', `Turn ${String(session.turn.number)} waits for your decision: ${message.tool}`);
       else if (session.asking.size === 0) setStatus('running', `Turn ${String(session.turn.number)} running…`);
       return;
+    case 'session.passivated':
+      transcript.append(element('div', 'note', `idle for ${String(message.idleMs)} ms: the agent's process ended and the conversation was saved; the next prompt resumes it`));
+      return;
     default:
       // The agent's session id goes on the session's line; other content into the running turn,
       // and outside one (a warning) a note.

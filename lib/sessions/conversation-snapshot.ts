@@ -46,7 +46,9 @@ export const ConversationSnapshotSchema = z.strictObject({
  * got; both may reject (the session then ends `terminal.failed`, reason `setup`).
  */
 export interface ConversationStore {
+  /** The snapshot kept for a conversation id, or `undefined` for none. */
   load(conversationId: string): Promise<ConversationSnapshot | undefined>;
+  /** Keeps a snapshot for a conversation id, in place of the one before. */
   save(conversationId: string, snapshot: ConversationSnapshot): Promise<void>;
 }
 
@@ -104,11 +106,6 @@ export interface ConversationOptions {
    * {@link folderStore} in the system's temporary folder (`agent-rx-conversations`).
    */
   readonly store?: ConversationStore;
-}
-
-/** Whether a value has the methods of a {@link ConversationStore}. */
-export function isConversationStore(value: unknown): value is ConversationStore {
-  return typeof value === 'object' && value !== null && typeof (value as ConversationStore).load === 'function' && typeof (value as ConversationStore).save === 'function';
 }
 
 /** A snapshot from its JSON text, checked (`where` names it in the error). */

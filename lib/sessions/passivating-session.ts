@@ -68,7 +68,8 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
       const end = (terminal: TerminalMessage): void => {
         if (phase === 'ended') return;
         disarm();
-        const withId = terminal.sessionId === undefined && sessionId !== undefined ? { ...terminal, sessionId } : terminal;
+        // The session the caller knows, whichever process ended it.
+        const withId = sessionId === undefined ? terminal : { ...terminal, sessionId };
         subscriber.next(withId);
         phase = 'ended';
         inner?.subscription.unsubscribe();

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { AGENTS, claudeCodeSession, collectRunResult, createAgentPool, runClaudeCode, stopAllRuns, tool, type ClaudeCodeSessionOptions, type StopReport } from '../../lib/index.js';
@@ -14,6 +14,7 @@ import { permissionConformance, permissionRunConformance, type PermissionLatenci
 import { Answer, promptConformance } from './prompt-suite.js';
 import { NOTES_SERVER, toolConformance } from './tools-suite.js';
 import { poolConformance } from './pool-suite.js';
+import { conversationConformance } from './conversation-suite.js';
 
 /** claudeCodeSession against the real Claude Code CLI (duplex stream-json) and the fake model server on 127.0.0.1. */
 
@@ -57,6 +58,21 @@ describe('claudeCodeSession on the real Claude Code', () => {
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Claude Code', tag: TAG, server, pool: (size) => createAgentPool({ agent: AGENTS.claude, options: options(() => undefined), size }) }));
+  });
+
+  describe('whose conversation outlives its process', () => {
+    conversationConformance(() => ({
+      name: 'Claude Code',
+      tag: TAG,
+      here: () => ({ cwd: env.cwd, session: (conversation) => claudeCodeSession(options(() => undefined, conversation)), cleanup: () => Promise.resolve() }),
+      elsewhere: () => {
+        const elsewhere = createClaudeEnv({ baseUrl: server.baseUrl });
+        // Over 200 characters once Claude Code has named its folder for it: the name is cut and hashed.
+        const cwd = join(elsewhere.root, ...Array.from({ length: 6 }, (_, index) => `a rather long folder name, number ${String(index)}`));
+        mkdirSync(cwd, { recursive: true });
+        return Promise.resolve({ cwd, session: (conversation) => claudeCodeSession(options(() => undefined, { cwd, env: { ...elsewhere.env, ...TAG.env }, ...conversation })), cleanup: () => elsewhere.cleanup() });
+      },
+    }));
   });
 
   it('announces a new session before its first prompt runs: the id agent-rx gave it, the one the CLI then reports', async () => {

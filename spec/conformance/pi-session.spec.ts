@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { lastValueFrom, toArray } from 'rxjs';
 import * as z from 'zod';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { poolConformance } from './pool-suite.js';
 import { permissionConformance, permissionRunConformance, type PermissionLatencies } from './permission-suite.js';
 import { promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
+import { conversationConformance } from './conversation-suite.js';
 
 /** piSession against the real pi CLI (`--mode rpc`) and the fake model server on 127.0.0.1. */
 
@@ -50,6 +51,20 @@ describe('piSession on the real pi', () => {
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'pi', tag: TAG, server: world.server, pool: (size) => createAgentPool({ agent: AGENTS.pi, options: options(() => undefined), size }) }));
+  });
+
+  describe('whose conversation outlives its process', () => {
+    conversationConformance(() => ({
+      name: 'pi',
+      tag: TAG,
+      here: () => ({ cwd: world.env.cwd, session: (conversation) => piSession(options(() => undefined, { session: 'new', ...conversation })), cleanup: () => Promise.resolve() }),
+      elsewhere: async () => {
+        const env = await createPiEnv({ baseUrl: world.server.baseUrl });
+        const cwd = join(env.root, 'another', 'working folder');
+        mkdirSync(cwd, { recursive: true });
+        return { cwd, session: (conversation) => piSession(options(() => undefined, { session: 'new', cwd, ...conversation }, env)), cleanup: () => env.cleanup() };
+      },
+    }));
   });
 
   it('reports the session id before the first answer, from pi\'s state', async () => {

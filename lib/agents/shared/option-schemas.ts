@@ -3,7 +3,7 @@
 import * as z from 'zod';
 import { isPermissionPolicy, type PermissionPolicy } from '../../operators/permission-policy.js';
 import { isHostTool, type HostTool } from '../../tools/host-tool.js';
-import { isConversationStore, type ConversationStore } from '../../sessions/conversation-snapshot.js';
+import type { ConversationStore } from '../../sessions/conversation-snapshot.js';
 import { MCP_SERVER_NAME, McpServersSchema } from '../../tools/mcp-servers.js';
 import { ImageMimeTypeSchema, OutputSchemaSchema, type ImageMimeType, type JsonSchemaObject, type Prompt } from '../../messages.js';
 
@@ -122,6 +122,11 @@ export const SESSION_CONVERSATION_OPTIONS = {
   conversationId: text().optional(),
   store: z.custom<ConversationStore>(isConversationStore, { error: 'must be a store: an object with load and save' }).optional(),
 };
+
+/** Whether a value has the methods of a `ConversationStore`. */
+function isConversationStore(value: unknown): value is ConversationStore {
+  return typeof value === 'object' && value !== null && typeof (value as ConversationStore).load === 'function' && typeof (value as ConversationStore).save === 'function';
+}
 
 /** A run's permission options: as a session's, but `ask` has no command to wait for. */
 export const RUN_PERMISSION_OPTIONS = {
