@@ -6,6 +6,7 @@ import { promptContent, type RunPrompt } from '../operators/prompt-parts.js';
 import { sessionToRun } from '../operators/session-to-run.js';
 import { fileReader } from '../sources/prompt-files.js';
 import { oneShotCommand } from '../sources/run-agent.js';
+import type { ConversationOptions } from './conversation-snapshot.js';
 import { agentSession, sessionInvocation } from './agent-session.js';
 import { poolSessions, type SessionPool, type SessionPoolOptions } from './session-pool.js';
 
@@ -60,6 +61,10 @@ export function createAgentPool<RunOptions, SessionOptions, Setup>(config: Agent
   const { agent, options = {} as SessionOptions } = config;
   if (sessionInvocation(agent, options).resuming) {
     throw new TypeError(`agent-rx: a pool starts new conversations; ${agent.displayName} session options that resume one cannot be pooled`);
+  }
+  const { idleMs, conversationId, store } = options as ConversationOptions;
+  if (idleMs !== undefined || conversationId !== undefined || store !== undefined) {
+    throw new TypeError('agent-rx: a pooled process serves one conversation for its life: idleMs, conversationId and store cannot be pooled');
   }
   const pool = poolSessions(agentSession(agent, options), config);
   const cwd = (options as { readonly cwd?: string }).cwd;

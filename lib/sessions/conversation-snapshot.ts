@@ -108,7 +108,14 @@ export interface ConversationOptions {
   readonly store?: ConversationStore;
 }
 
-/** A snapshot from its JSON text, checked (`where` names it in the error). */
+/**
+ * A snapshot from its JSON text, checked (`where` names it in the error): for a store of the
+ * caller's own.
+ *
+ * @example
+ * const response = await fetch('http://127.0.0.1:8080/conversations/chat-42');
+ * const snapshot = parseSnapshot(await response.text(), 'conversation chat-42');
+ */
 export function parseSnapshot(text: string, where: string): ConversationSnapshot {
   let value: unknown;
   try {
@@ -137,7 +144,15 @@ export function conversationFolder<SessionOptions>(place: ConversationPlace<Sess
   return folder;
 }
 
-/** Reads the files of the conversation `sessionId` from its place. Rejects when it has none. */
+/**
+ * Reads the files of the conversation `sessionId` from its place. Rejects when it has none.
+ *
+ * @example
+ * // The session id a pi session said in its `session.started`:
+ * const sessionId = '01a24637-76c3-7277-b817-4d4261baa1b7';
+ * const place = { keeping: AGENTS.pi.conversation!, options: {}, env: process.env, cwd: process.cwd() };
+ * const snapshot = await takeSnapshot(place, { agent: 'pi', sessionId, turns: 3 });
+ */
 export async function takeSnapshot<SessionOptions>(
   place: ConversationPlace<SessionOptions>,
   about: { readonly agent: string; readonly sessionId: string; readonly turns: number },
@@ -152,6 +167,11 @@ export async function takeSnapshot<SessionOptions>(
 /**
  * Writes a snapshot's files into a place (files 0600), the snapshot's working folder replaced by
  * the place's in their text where the two differ. A path that would leave the folder is refused.
+ *
+ * @example
+ * // On another host, under another working folder; then `piSession({ session: { id: snapshot.sessionId } })`.
+ * const snapshot = await folderStore('./conversations').load('chat-42');
+ * if (snapshot !== undefined) await restoreSnapshot({ keeping: AGENTS.pi.conversation!, options: {}, env: process.env, cwd: '/srv/work' }, snapshot);
  */
 export async function restoreSnapshot<SessionOptions>(place: ConversationPlace<SessionOptions>, snapshot: ConversationSnapshot): Promise<void> {
   const folder = resolve(conversationFolder(place));

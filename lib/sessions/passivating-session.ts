@@ -34,7 +34,21 @@ type Numbered = Extract<SessionMessage, { turn: number }>;
  * `session.started` (or `session.resumed`), turns numbered on across processes, every command
  * answered, exactly one terminal, last. An `abort` or `permission` command while it sleeps is
  * answered without waking it (no turn, no request can be running). A snapshot is also saved after
- * every turn, so that a host that dies loses at most the turn it was running.
+ * every turn, so that a host that dies loses at most the turn it was running. The agents' sessions
+ * take it through their `idleMs` option; this is the operator under them, for a session of the
+ * caller's own.
+ *
+ * @example
+ * // What piSession({ idleMs: 60_000, conversationId: 'chat-42', store }) does.
+ * const place = { keeping: AGENTS.pi.conversation!, options: {}, env: process.env, cwd: process.cwd() };
+ * commands.pipe(passivatingSession({
+ *   session: (resume) => piSession(resume === undefined ? {} : { session: { id: resume } }),
+ *   take: (sessionId, turns) => takeSnapshot(place, { agent: 'pi', sessionId, turns }),
+ *   restore: (snapshot) => restoreSnapshot(place, snapshot),
+ *   store: folderStore('./conversations'),
+ *   conversationId: 'chat-42',
+ *   idleMs: 60_000,
+ * })).subscribe(render);
  */
 export function passivatingSession(spec: PassivationSpec): OperatorFunction<SessionCommand, SessionMessage> {
   const scheduler = spec.scheduler ?? asyncScheduler;

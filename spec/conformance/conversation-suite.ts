@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OperatorFunction } from 'rxjs';
@@ -43,6 +43,7 @@ export function conversationConformance(agent: () => ConversationAgent): void {
   let store: ConversationStore;
   const drivers: SessionDriver[] = [];
   const places: ConversationPlace[] = [];
+  const keptFiles: string[] = [];
 
   beforeAll(async () => {
     storeFolder = await mkdtemp(join(tmpdir(), 'agent-rx-conversations-'));
@@ -52,6 +53,7 @@ export function conversationConformance(agent: () => ConversationAgent): void {
     for (const driver of drivers.splice(0)) driver.unsubscribe();
     expect(describeProcesses(await agent().tag.waitUntilNone(15_000))).toBe('none');
     for (const place of places.splice(0)) await place.cleanup();
+    for (const file of keptFiles.splice(0)) await rm(file, { force: true });
   });
   afterAll(async () => {
     await rm(storeFolder, { recursive: true, force: true });
@@ -63,8 +65,8 @@ export function conversationConformance(agent: () => ConversationAgent): void {
     return driver;
   };
 
-  it('idleMs: after its turn the session sleeps (its agent gone by pid); the next prompt resumes the conversation in a new process, with the first turn in context', async () => {
-    const session = drive(agent().here().session({ idleMs: 1_000, store }));
+  it('idleMs: after its turn the session sleeps (its agent gone by pid); the next prompt resumes the conversation in a new process, with the first turn in context (the default store)', async () => {
+    const session = drive(agent().here().session({ idleMs: 1_000 }));
     session.send({ type: 'prompt', text: 'first question' });
     const started = await session.nextOf('session.started', 60_000);
     expect(await session.nextOf('turn.completed', 60_000)).toMatchObject({ turn: 1 });
@@ -72,6 +74,10 @@ export function conversationConformance(agent: () => ConversationAgent): void {
     const passivated = await session.nextOf('session.passivated', 60_000);
     expect(passivated).toEqual({ type: 'session.passivated', sessionId: started.sessionId, conversationId: started.sessionId, idleMs: 1_000, snapshotBytes: expect.any(Number) });
     expect(passivated.snapshotBytes).toBeGreaterThan(0);
+    // The default store: a folder in the system's temporary folder, a file per conversation id.
+    const kept = join(tmpdir(), 'agent-rx-conversations', `${encodeURIComponent(started.sessionId)}.json`);
+    keptFiles.push(kept);
+    expect(JSON.parse(await readFile(kept, 'utf8'))).toMatchObject({ agent: expect.any(String), sessionId: started.sessionId, turns: 1 });
     expect(first === undefined || !isAlive(first)).toBe(true);
     expect(describeProcesses(agent().tag.processes())).toBe('none');
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AGENTS, codexSession, geminiSession, piSession, qwenSession, folderStore, restoreSnapshot, takeSnapshot, type ConversationKeeping, type ConversationPlace } from '../../lib/index.js';
+import { AGENTS, createAgentPool, codexSession, geminiSession, piSession, qwenSession, folderStore, restoreSnapshot, takeSnapshot, type ConversationKeeping, type ConversationPlace } from '../../lib/index.js';
 import { claudeProjectName } from '../../lib/agents/claude/conversation.js';
 
 // Snapshots of the agents' conversation files on a real file system, and the folder store. That
@@ -128,6 +128,12 @@ describe('the conversation options, checked at call time', () => {
     expect(() => geminiSession({ conversationId: 'c' })).toThrow(TypeError);
     expect(() => qwenSession({ store: folderStore('unused') })).toThrow(TypeError);
     expect(() => piSession({ idleMs: 1_000, session: 'none' })).toThrow(new TypeError("agent-rx: pi keeps no conversation with session: 'none': idleMs needs a conversation the agent keeps"));
+  });
+
+  it('a pool refuses them: its processes serve one conversation each, for their life', () => {
+    expect(() => createAgentPool({ agent: AGENTS.pi, options: { idleMs: 1_000 }, size: 1 })).toThrow(
+      new TypeError('agent-rx: a pooled process serves one conversation for its life: idleMs, conversationId and store cannot be pooled'),
+    );
   });
 
   it('bad values are refused with a TypeError naming the option', () => {
