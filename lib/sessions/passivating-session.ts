@@ -144,6 +144,11 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
         );
       };
 
+      /** A save that failed where the session goes on (or ends as the agent ended it): said, not fatal. */
+      const warnUnsaved = (when: string, error: unknown): void => {
+        emit({ type: 'agent.warning', message: `the conversation could not be saved ${when}: ${error instanceof Error ? error.message : String(error)}` });
+      };
+
       const renumber = (message: Numbered): SessionMessage => ({ ...message, turn: message.turn + offset });
 
       const onInner = (message: SessionMessage): void => {
@@ -185,7 +190,7 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
           case 'turn.failed':
             running = false;
             emit(renumber(message));
-            if (message.type === 'turn.completed') void save().catch(() => undefined);
+            if (message.type === 'turn.completed') void save().catch((error: unknown) => { warnUnsaved(`after turn ${String(message.turn + offset)}`, error); });
             arm();
             return;
           case 'terminal.completed':
@@ -195,11 +200,17 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
               afterPassivation();
               return;
             }
-            // The process ended by itself, or as the commands ended: the session ends with it,
-            // once the saves under way are done.
+            // The process ended by itself, or as the commands ended: the session ends with it. Its
+            // conversation is saved once more (the process has written all of it), then it ends.
             disarm();
             phase = 'closing';
-            void saving.then(() => { end(message); });
+            void save().then(
+              () => { end(message); },
+              (error: unknown) => {
+                warnUnsaved('at its end', error);
+                end(message);
+              },
+            );
             return;
           default:
             emit(message);

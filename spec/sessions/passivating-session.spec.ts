@@ -178,6 +178,21 @@ describe('passivatingSession on the fixture agent', () => {
     expect(TAG.processes()).toEqual([]);
   });
 
+  it('a save that fails while the session goes on, or as it ends, is an agent.warning: the session and its terminal stay as they were', async () => {
+    const store = memoryStore();
+    store.failSaves = true;
+    const session = drive(spec(store, { idleMs: Number.POSITIVE_INFINITY }));
+    session.send({ type: 'prompt', text: 'echo:one' });
+    expect(await session.nextOf('agent.warning')).toEqual({ type: 'agent.warning', message: 'the conversation could not be saved after turn 1: the disk is full' });
+    session.end();
+    const messages = await session.done;
+    expect(messages.filter((message) => message.type === 'agent.warning').map((message) => message.type === 'agent.warning' && message.message)).toEqual([
+      'the conversation could not be saved after turn 1: the disk is full',
+      'the conversation could not be saved at its end: the disk is full',
+    ]);
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', stopReason: 'end_turn' });
+  });
+
   it('a store that cannot be read ends the session terminal.failed (setup) before any process starts', async () => {
     const store: ConversationStore = { load: () => Promise.reject(new Error('no such bucket')), save: () => Promise.resolve() };
     const session = drive(spec(store, { conversationId: 'chat-1' }));
