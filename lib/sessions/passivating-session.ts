@@ -137,6 +137,16 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
             phase = 'passive';
             inner = undefined;
             emit({ type: 'session.passivated', sessionId: sessionId as string, conversationId: keyOf() as string, idleMs: spec.idleMs, snapshotBytes });
+            // What came while it fell asleep: answered as asleep where no process is needed, in order.
+            const waiting = queue.splice(0);
+            for (const [index, command] of waiting.entries()) {
+              const answered = answerAsleep(command);
+              if (answered === undefined) {
+                queue.push(...waiting.slice(index));
+                break;
+              }
+              emit(answered);
+            }
             if (queue.length > 0) wake();
             else if (commandsDone) end(lastEnd ?? { type: 'terminal.completed', stopReason: 'end_turn' });
           },

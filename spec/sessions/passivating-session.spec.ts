@@ -152,6 +152,23 @@ describe('passivatingSession on the fixture agent', () => {
     expect(session.answer(2)).toBe('two|');
   });
 
+  it('an abort that comes as it falls asleep is answered, and does not wake it', async () => {
+    // Snapshots that take 400 ms: the sleep is under way from 100 ms to past 800 ms after the turn.
+    const slow = spec(memoryStore(), { idleMs: 100 });
+    const session = drive({ ...slow, take: async (sessionId, turns) => { await new Promise((resolve) => setTimeout(resolve, 400)); return slow.take(sessionId, turns); } });
+    session.send({ type: 'prompt', text: 'echo:one' });
+    await session.nextOf('turn.completed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(session.messages.filter((message) => message.type === 'session.passivated')).toEqual([]);
+    session.send({ type: 'abort', id: 'late' });
+    const both = (): boolean => session.messages.some((message) => message.type === 'session.passivated') && session.messages.some((message) => message.type === 'input.dropped');
+    await session.next(both);
+    expect(session.messages.find((message) => message.type === 'input.dropped')).toMatchObject({ kind: 'abort', reason: 'no-turn', commandId: 'late' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(session.messages.filter((message) => message.type === 'session.resumed')).toEqual([]);
+    expect(TAG.processes()).toEqual([]);
+  });
+
   it('a conversation id whose snapshot is stored is resumed by the first activation, its turns numbered on from it', async () => {
     const store = memoryStore();
     await store.save('chat-7', { version: 1, agent: 'fixture', sessionId: 'earlier', cwd: '/work', takenAt: '', turns: 4, files: [{ path: 'state', text: '' }] });
@@ -186,7 +203,7 @@ describe('passivatingSession on the fixture agent', () => {
     expect(await session.nextOf('agent.warning')).toEqual({ type: 'agent.warning', message: 'the conversation could not be saved after turn 1: the disk is full' });
     session.end();
     const messages = await session.done;
-    expect(messages.filter((message) => message.type === 'agent.warning').map((message) => message.type === 'agent.warning' && message.message)).toEqual([
+    expect(messages.flatMap((message) => (message.type === 'agent.warning' ? [message.message] : []))).toEqual([
       'the conversation could not be saved after turn 1: the disk is full',
       'the conversation could not be saved at its end: the disk is full',
     ]);
