@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AGENTS, createAgentPool, codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
+import { AGENTS, createAgentPool, codexSession, collectRunResult, runCodex, stopAllRuns, type CliMessage, type CodexSessionOptions, type ConversationOptions, type RunCodexOptions, type StopReport } from '../../lib/index.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { executableOptions } from './cli-under-test.js';
@@ -16,6 +16,7 @@ import { Answer, promptConformance } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
 import { sessionConformance, type AbortLatencies } from './session-suite.js';
 import { poolConformance } from './pool-suite.js';
+import { conversationConformance } from './conversation-suite.js';
 import { pinnedVersion } from './suite.js';
 import { ScenarioTimings } from './timings.js';
 
@@ -60,6 +61,22 @@ describe('codexSession on the real Codex', () => {
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Codex', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.codex, options: options(() => undefined), size }) }));
+  });
+
+  describe('whose conversation outlives its process', () => {
+    conversationConformance(() => ({
+      name: 'Codex',
+      tag: TAG,
+      here: () => ({ cwd: env.cwd, session: (conversation) => codexSession(options(() => undefined, conversation)), cleanup: () => Promise.resolve() }),
+      elsewhere: () => {
+        const elsewhere = createCodexEnv({ baseUrl: server.baseUrl, requestMaxRetries: 0, streamMaxRetries: 0 });
+        const cwd = join(elsewhere.root, 'another', 'working folder');
+        mkdirSync(cwd, { recursive: true });
+        const session = (conversation: ConversationOptions): ReturnType<typeof codexSession> =>
+          codexSession(options(() => undefined, { cwd, env: { ...elsewhere.env, ...TAG.env }, extraArgs: ['-c', elsewhere.baseUrlOverride('recall')], ...conversation }));
+        return Promise.resolve({ cwd, session, cleanup: () => elsewhere.cleanup() });
+      },
+    }));
   });
 
   it('announces the thread as the session, and resumes it in a new process with the context', async () => {

@@ -50,8 +50,19 @@ describe('where the agents keep a conversation', () => {
     expect(claudeProjectName(`${long}2`)).not.toBe(name);
   });
 
-  it('Codex, Gemini CLI and Qwen Code say nothing yet: their sessions refuse idleMs', () => {
-    expect([AGENTS.codex.conversation, AGENTS.gemini.conversation, AGENTS.qwen.conversation]).toEqual([undefined, undefined, undefined]);
+  it('Codex: <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl, whatever the cwd; ephemeral keeps nothing', () => {
+    const keeping = AGENTS.codex.conversation;
+    expect(keeping?.folder({}, { HOME: '/home/u' }, '/srv/app')).toBe('/home/u/.codex/sessions');
+    expect(keeping?.folder({}, { HOME: '/home/u', CODEX_HOME: '/var/codex' }, '/srv/app')).toBe('/var/codex/sessions');
+    expect(keeping?.folder({ ephemeral: true }, { HOME: '/home/u' }, '/srv/app')).toEqual({ refused: 'Codex keeps no thread with ephemeral: true' });
+    expect(keeping?.holds('2026/12/05/rollout-2026-12-05T10-00-00-01a2.jsonl', '01a2')).toBe(true);
+    expect(keeping?.holds('2026/12/05/rollout-2026-12-05T10-00-00-x01a2.jsonl', '01a2')).toBe(false);
+    expect(keeping?.holds('rollout-2026-12-05T10-00-00-01a2.jsonl', '01a2')).toBe(false);
+    expect(keeping?.resume({ model: 'm' }, '01a2')).toEqual({ model: 'm', session: { resume: '01a2' } });
+  });
+
+  it('Gemini CLI and Qwen Code say nothing yet: their sessions refuse idleMs', () => {
+    expect([AGENTS.gemini.conversation, AGENTS.qwen.conversation]).toEqual([undefined, undefined]);
   });
 });
 
@@ -123,9 +134,10 @@ describe('folderStore', () => {
 });
 
 describe('the conversation options, checked at call time', () => {
-  it('an agent whose definition says nothing of its conversations refuses them with a TypeError, as does a pi session that keeps none', () => {
-    expect(() => codexSession({ idleMs: 1_000 })).toThrow(new TypeError('agent-rx: Codex sessions cannot resume a conversation in a new process: idleMs, conversationId and store are not taken'));
+  it('an agent whose definition says nothing of its conversations refuses them with a TypeError, as do a pi or Codex session that keeps none', () => {
+    expect(() => geminiSession({ idleMs: 1_000 })).toThrow(new TypeError('agent-rx: Gemini CLI sessions cannot resume a conversation in a new process: idleMs, conversationId and store are not taken'));
     expect(() => geminiSession({ conversationId: 'c' })).toThrow(TypeError);
+    expect(() => codexSession({ idleMs: 1_000, ephemeral: true })).toThrow(new TypeError('agent-rx: Codex keeps no thread with ephemeral: true: idleMs needs a conversation the agent keeps'));
     expect(() => qwenSession({ store: folderStore('unused') })).toThrow(TypeError);
     expect(() => piSession({ idleMs: 1_000, session: 'none' })).toThrow(new TypeError("agent-rx: pi keeps no conversation with session: 'none': idleMs needs a conversation the agent keeps"));
   });

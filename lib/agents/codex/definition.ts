@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { codexConversation } from './conversation.js';
 import { codexRunInvocation, codexSessionInvocation, type CodexSetup } from './args.js';
 import { codexDialect } from './dialect.js';
 import { codexExecutable } from './executable.js';
@@ -139,4 +140,5 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
   recognizesOutput: recognizesCodexOutput,
   setup: { overlay: (setup) => codexOutputSchemaOverlay(setup.outputSchema) },
   mcp: { runs: true, sessions: true },
+  conversation: codexConversation,
 };
