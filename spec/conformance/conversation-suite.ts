@@ -44,6 +44,8 @@ export function conversationConformance(agent: () => ConversationAgent): void {
   const drivers: SessionDriver[] = [];
   const places: ConversationPlace[] = [];
   const keptFiles: string[] = [];
+  // What the cases measured, said once at the end: snapshot sizes and resume times.
+  const measured: string[] = [];
 
   beforeAll(async () => {
     storeFolder = await mkdtemp(join(tmpdir(), 'agent-rx-conversations-'));
@@ -57,6 +59,7 @@ export function conversationConformance(agent: () => ConversationAgent): void {
   });
   afterAll(async () => {
     await rm(storeFolder, { recursive: true, force: true });
+    if (measured.length > 0) process.stdout.write(`\n${agent().name} conversations: ${measured.join('; ')}\n`);
   });
 
   const drive = (session: OperatorFunction<SessionCommand, SessionMessage>): SessionDriver => {
@@ -84,6 +87,7 @@ export function conversationConformance(agent: () => ConversationAgent): void {
     session.send({ type: 'prompt', text: 'second question', id: 'q2' });
     const resumed = await session.nextOf('session.resumed', 60_000);
     expect(resumed).toMatchObject({ sessionId: started.sessionId, resumeMs: expect.any(Number) });
+    measured.push(`slept with a snapshot of ${String(passivated.snapshotBytes)} bytes, woke in ${String(resumed.resumeMs)} ms`);
     expect(await session.nextOf('turn.completed', 60_000)).toMatchObject({ turn: 2 });
     expect(session.answer(2)).toBe('User texts in context: 2 ("first question" | "second question").');
     session.end();
@@ -110,6 +114,7 @@ export function conversationConformance(agent: () => ConversationAgent): void {
     after.send({ type: 'prompt', text: 'what did I say?' });
     const resumed = await after.nextOf('session.resumed', 60_000);
     expect(resumed.sessionId).toBe((first[0] as { sessionId?: string }).sessionId);
+    measured.push(`moved to a fresh home and resumed in ${String(resumed.resumeMs)} ms`);
     expect(await after.nextOf('turn.completed', 60_000)).toMatchObject({ turn: 2 });
     expect(after.answer(2)).toBe('User texts in context: 2 ("remember the tulips" | "what did I say?").');
     after.end();

@@ -77,6 +77,7 @@ export function createQwenEnv(options: QwenEnvOptions): QwenEnv {
       HOME: home,
       TMPDIR: tmp,
       QWEN_HOME: undefined,
+      QWEN_RUNTIME_DIR: undefined,
       OPENAI_API_KEY: undefined,
       OPENAI_BASE_URL: undefined,
       OPENAI_MODEL: undefined,

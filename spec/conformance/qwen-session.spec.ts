@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { AGENTS, createAgentPool, qwenSession, runQwen, stopAllRuns, type QwenSessionOptions, type StopReport } from '../../lib/index.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { BASH_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
@@ -10,6 +12,7 @@ import { permissionConformance, permissionRunConformance, type PermissionLatenci
 import { acpFilePartConformance, promptConformance, type PromptAgent } from './prompt-suite.js';
 import { toolConformance } from './tools-suite.js';
 import { pinnedVersion } from './suite.js';
+import { conversationConformance } from './conversation-suite.js';
 
 /**
  * qwenSession (the ACP client over `qwen --acp`) against the real Qwen Code and the fake model
@@ -56,6 +59,21 @@ describe('qwenSession on the real Qwen Code (ACP)', () => {
 
   describe('from a pool', () => {
     poolConformance(() => ({ name: 'Qwen Code', tag: TAG, server: server, pool: (size) => createAgentPool({ agent: AGENTS.qwen, options: options(() => undefined), size }) }));
+  });
+
+  describe('whose conversation outlives its process', () => {
+    conversationConformance(() => ({
+      name: 'Qwen Code',
+      tag: TAG,
+      here: () => ({ cwd: env.cwd, session: (conversation) => qwenSession(options(() => undefined, conversation)), cleanup: () => Promise.resolve() }),
+      elsewhere: () => {
+        const elsewhere = createQwenEnv({ baseUrl: server.openaiBaseUrl });
+        // Qwen Code names its folder of a working folder's sessions after the whole path, however long.
+        const cwd = join(elsewhere.root, ...Array.from({ length: 6 }, (_, index) => `a rather long folder name, number ${String(index)}`));
+        mkdirSync(cwd, { recursive: true });
+        return Promise.resolve({ cwd, session: (conversation) => qwenSession(options(() => undefined, { cwd, env: { ...elsewhere.env, ...TAG.env }, ...conversation })), cleanup: () => elsewhere.cleanup() });
+      },
+    }));
   });
 
   it('a shell call: tool.call named run_shell_command with its command (sent by Qwen Code only once it runs), then its result', async () => {

@@ -1,13 +1,13 @@
-import { acpClientProtocol } from '../../lib/agents/acp/client.js';
+import { acpClientProtocol, type AcpProtocolOptions } from '../../lib/agents/acp/client.js';
 import type { ProtocolReaction } from '../../lib/operators/session-protocol.js';
 
 /**
  * An ACP client protocol driven by hand: its lines go to `written`, its reactions to `reactions`,
  * and `answer(method, result)` answers the request it wrote for `method`, each step given a turn
- * of the event loop (`settle`), as the SDK under it takes one.
+ * of the event loop (`settle`), as the SDK under it takes one. `options` are the protocol's besides its name and cwd.
  */
-export function acpByHand() {
-  const protocol = acpClientProtocol({ name: 'Agent', cwd: '/w' });
+export function acpByHand(options: Partial<AcpProtocolOptions> = {}) {
+  const protocol = acpClientProtocol({ name: 'Agent', cwd: '/w', ...options });
   const state = protocol.createState();
   const written: Record<string, unknown>[] = [];
   const reactions: ProtocolReaction[] = [];

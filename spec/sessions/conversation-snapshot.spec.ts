@@ -61,8 +61,26 @@ describe('where the agents keep a conversation', () => {
     expect(keeping?.resume({ model: 'm' }, '01a2')).toEqual({ model: 'm', session: { resume: '01a2' } });
   });
 
-  it('Gemini CLI and Qwen Code say nothing yet: their sessions refuse idleMs', () => {
-    expect([AGENTS.gemini.conversation, AGENTS.qwen.conversation]).toEqual([undefined, undefined]);
+  it('Qwen Code: <runtime>/projects/<cwd, non-alphanumerics made dashes>/chats/<id>.jsonl and its files beside it, the runtime QWEN_RUNTIME_DIR, QWEN_HOME or ~/.qwen', () => {
+    const keeping = AGENTS.qwen.conversation;
+    const long = `/srv/${'a rather long folder name/'.repeat(12)}work`;
+    expect(keeping?.folder({}, { HOME: '/home/u' }, '/srv/my.app')).toBe('/home/u/.qwen/projects/-srv-my-app');
+    expect(keeping?.folder({}, { HOME: '/home/u' }, long)).toBe(`/home/u/.qwen/projects/${long.replace(/[^a-zA-Z0-9]/g, '-')}`);
+    expect(keeping?.folder({}, { HOME: '/home/u', QWEN_HOME: '~/qwen' }, '/srv/app')).toBe('/home/u/qwen/projects/-srv-app');
+    expect(keeping?.folder({}, { HOME: '/home/u', QWEN_HOME: '/etc/qwen' }, '/srv/app')).toBe('/etc/qwen/projects/-srv-app');
+    expect(keeping?.folder({}, { HOME: '/home/u', QWEN_HOME: '/etc/qwen', QWEN_RUNTIME_DIR: 'out' }, '/srv/app')).toBe('/srv/app/out/projects/-srv-app');
+    expect(keeping?.folder({}, { HOME: '/home/u', QWEN_RUNTIME_DIR: '~/run' }, '/srv/app')).toBe('/home/u/run/projects/-srv-app');
+    expect(keeping?.holds('chats/abc.jsonl', 'abc')).toBe(true);
+    expect(keeping?.holds('chats/abc.ledger.jsonl', 'abc')).toBe(true);
+    expect(keeping?.holds('chats/abcd.jsonl', 'abc')).toBe(false);
+    expect(keeping?.holds('chats/archive/abc.jsonl', 'abc')).toBe(false);
+    expect(keeping?.holds('abc.jsonl', 'abc')).toBe(false);
+    expect(keeping?.holds('meta.json', 'abc')).toBe(false);
+    expect(keeping?.resume({ model: 'm' }, 'abc')).toEqual({ model: 'm', session: { resume: 'abc' } });
+  });
+
+  it('Gemini CLI says nothing: its ACP session/load (0.61) cannot be trusted with a conversation, so its sessions refuse idleMs', () => {
+    expect(AGENTS.gemini.conversation).toBeUndefined();
   });
 });
 
@@ -137,9 +155,11 @@ describe('the conversation options, checked at call time', () => {
   it('an agent whose definition says nothing of its conversations refuses them with a TypeError, as do a pi or Codex session that keeps none', () => {
     expect(() => geminiSession({ idleMs: 1_000 })).toThrow(new TypeError('agent-rx: Gemini CLI sessions cannot resume a conversation in a new process: idleMs, conversationId and store are not taken'));
     expect(() => geminiSession({ conversationId: 'c' })).toThrow(TypeError);
+    expect(() => geminiSession({ store: folderStore('unused') })).toThrow(TypeError);
     expect(() => codexSession({ idleMs: 1_000, ephemeral: true })).toThrow(new TypeError('agent-rx: Codex keeps no thread with ephemeral: true: idleMs needs a conversation the agent keeps'));
-    expect(() => qwenSession({ store: folderStore('unused') })).toThrow(TypeError);
     expect(() => piSession({ idleMs: 1_000, session: 'none' })).toThrow(new TypeError("agent-rx: pi keeps no conversation with session: 'none': idleMs needs a conversation the agent keeps"));
+    // Qwen Code's are taken: nothing starts until a subscription.
+    expect(() => qwenSession({ idleMs: 1_000, conversationId: 'c', store: folderStore('unused') })).not.toThrow();
   });
 
   it('a pool refuses them: its processes serve one conversation each, for their life', () => {
@@ -152,5 +172,7 @@ describe('the conversation options, checked at call time', () => {
     expect(() => piSession({ idleMs: -1 })).toThrow(/idleMs/);
     expect(() => piSession({ conversationId: '' })).toThrow(/conversationId/);
     expect(() => piSession({ store: {} as never })).toThrow(/store must be a store/);
+    expect(() => qwenSession({ session: { resume: '' } })).toThrow(/session/);
+    expect(() => qwenSession({ session: 'latest' as never })).toThrow(/session must be \{ resume \}/);
   });
 });

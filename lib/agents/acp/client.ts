@@ -21,8 +21,14 @@ export interface AcpClientHandlers {
 
 /** Options of {@link acpClientProtocol}: the session an ACP client opens, and what it answers the agent. */
 export interface AcpProtocolOptions {
-  /** The session's working directory (absolute), for `session/new`. */
+  /** The session's working directory (absolute), for `session/new` (or `session/load`). */
   readonly cwd: string;
+  /**
+   * The id of a session the agent keeps, to load (`session/load`) instead of opening a new one:
+   * announced with `session.resumed`. An agent whose `initialize` answer does not say
+   * `loadSession` cannot: the session's first turn fails, saying so.
+   */
+  readonly resume?: string;
   /** MCP servers for the session. Default none. */
   readonly mcpServers?: readonly acp.McpServer[];
   /** The agent's name in diagnostics. */
@@ -78,6 +84,9 @@ const VERSION = (createRequire(import.meta.url)('../../../package.json') as { ve
  * so a turn ends at the answer to its `session/prompt` only after every update before it.
  * - `initialize` and `session/new` go out at once; turns wait for the session id, which is
  *   announced with the agent's version where its `initialize` answer says it (`agentInfo.version`);
+ *   with `resume`, `session/load` of that session instead (the agent must say `loadSession`),
+ *   announced with `session.resumed`: the history the agent replays before its answer comes while
+ *   no turn runs, and is left out;
  * - a prompt is `session/prompt`, an abort `session/cancel` (the answer then says `cancelled`);
  *   the turn ends once the processes it started are gone;
  * - a prompt's parts go as ACP content blocks, in order (`acpPromptBlocks`): text, images
@@ -172,22 +181,28 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
       clientCapabilities: { fs: { readTextFile: readTextFile !== undefined, writeTextFile: writeTextFile !== undefined }, terminal: false },
       clientInfo: { name: 'agent-rx', version: VERSION },
     })
-    .then((initialized) => {
+    .then(async (initialized) => {
       state.promptCapabilities = initialized.agentCapabilities?.promptCapabilities;
       state.agentVersion = initialized.agentInfo?.version;
-      return agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [...(options.mcpServers ?? [])] });
+      const mcpServers = [...(options.mcpServers ?? [])];
+      const resume = options.resume;
+      if (resume === undefined) return (await agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers })).sessionId;
+      if (initialized.agentCapabilities?.loadSession !== true) throw new Error('its initialize answer does not say loadSession');
+      // The agent replays the session's history before it answers: no turn runs, so none of it is said.
+      await agent.request(acp.methods.agent.session.load, { sessionId: resume, cwd: options.cwd, mcpServers });
+      return resume;
     })
     .then(
-      (session) => {
-        state.sessionId = session.sessionId;
+      (sessionId) => {
+        state.sessionId = sessionId;
         const asks = state.pending.splice(0).map((ask) => perform(state, ask));
         channel.react({
-          facts: [{ type: 'content', message: sessionHeader(false, session.sessionId, state.agentVersion) }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
+          facts: [{ type: 'content', message: sessionHeader(options.resume !== undefined, sessionId, state.agentVersion) }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
           outputs: asks.flatMap((reaction) => reaction.outputs ?? []),
         });
       },
       (error: unknown) => {
-        state.fatal = `the ${options.name} could not open a session: ${messageOf(error)}`;
+        state.fatal = options.resume === undefined ? `the ${options.name} could not open a session: ${messageOf(error)}` : `the ${options.name} could not load the session ${options.resume}: ${messageOf(error)}`;
         // The session will not open: its first prompt's turn fails with this.
         const fatal = endFatal(state);
         channel.react({ ...fatal, facts: [...(fatal.facts ?? []), { type: 'opened' }] });

@@ -7,7 +7,7 @@ import { acpClientProtocol, type AcpProtocolOptions } from './client.js';
 import { acpDialect } from './dialect.js';
 
 /** What an agent that speaks ACP for its sessions says of one: its command, its client's choices, how its output reads. */
-export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'handlers' | 'mcpServers' | 'usageOf'>, PermissionOptions {
+export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'handlers' | 'mcpServers' | 'usageOf' | 'resume'>, PermissionOptions {
   readonly executable: string | undefined;
   /** Its arguments, ACP's flag (`--acp`) included. */
   readonly args: readonly string[];
@@ -30,10 +30,11 @@ export const ACP_SESSION_GRACE_MS = 10_000;
 /**
  * The session invocation of an agent whose interactive mode is ACP (Gemini CLI, Qwen Code): the
  * ACP client protocol in the agent's working folder, and the ACP dialect with the agent's own tool
- * vocabulary and stderr reader. A new session each time (ACP opens one).
+ * vocabulary and stderr reader. A new session each time (ACP opens one), or the session `resume`
+ * names, loaded (`session/load`).
  */
 export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): SessionInvocation<Setup> {
-  const { name, executable, args, processOptions, tools, toolName, types, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf } = agent;
+  const { name, executable, args, processOptions, tools, toolName, types, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf, resume } = agent;
   const protocol = acpClientProtocol({
     name,
     cwd: resolve(processOptions.cwd ?? process.cwd()),
@@ -42,6 +43,7 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
     ...(toolName === undefined ? {} : { toolName }),
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
+    ...(resume === undefined ? {} : { resume }),
   });
   return {
     executable,
@@ -49,7 +51,7 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
     // Once they ran a shell command, Gemini CLI and Qwen Code take a while to exit after their input
     // ends (measured 0.9-1.5 s and 2.0-3.1 s on an idle machine): the end limit leaves them room.
     processOptions: { gracePeriodMs: ACP_SESSION_GRACE_MS, ...processOptions },
-    resuming: false,
+    resuming: resume !== undefined,
     protocol,
     dialect: {
       ...acpDialect(name, { ...(toolName === undefined ? {} : { toolName }), ...(types === undefined ? {} : { types }) }),

@@ -55,6 +55,22 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  * the prompt and the session: ACP opens a new one) and `acpSession`'s client options. With `agentRetry: false` the session gets the
  * home overlay without retries, as a run does.
  *
+ * Its sessions cannot sleep (`idleMs`, `conversationId` and `store` are refused): with `--acp`,
+ * Gemini CLI 0.61 resumes only through ACP's `session/load` (it reads no `--resume` there), which
+ * was measured against the fake model server to fail a conversation three ways. It first opens a
+ * fresh recording for the loaded id, `chats/session-<this minute>-<first 8 characters of the
+ * id>.jsonl`: within the minute the session's own file is named for (a sleep or a move of less
+ * than a minute) that is the session's file, whose messages it resets to the context message
+ * before it reads them, so the load fails ("No previous sessions found for this project") and the
+ * conversation is lost; in a later minute the load works but leaves that file beside the session,
+ * which Gemini CLI's session cleanup (on by default) takes for a broken session at its next start
+ * in that folder, deleting every file of the session. And it replays the history without waiting
+ * for the replay to end: its answer to `session/load` came after the first replayed message, and
+ * the replayed answer 1 ms after the next prompt was sent, where it would read as that turn's
+ * answer. Besides, its folder of a working folder's chats (`<home>/.gemini/tmp/<name>/`) is named
+ * from the folder's base name made unique in a registry (`projects.json`: `work`, `work-1`, …),
+ * not from its path alone.
+ *
  * **Permissions**: `session/request_permission` (allow once, allow always, deny). A session's
  * requests are denied unless `permission` says otherwise; in its default approval mode Gemini CLI
  * asks before a shell command or a file write. A run with `permission` is a one-prompt ACP session

@@ -99,13 +99,14 @@ function qwenSessionRun(options: RunQwenOptions, prompt: RunPrompt): SessionRunI
 }
 
 /**
- * A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio. Its settings say
+ * A `qwenSession`'s invocation: `qwen --acp`, the Agent Client Protocol on stdio, on a new session
+ * or the one `session.resume` names (`session/load`). Its settings say
  * the model takes images (any prompt may carry one, and Qwen Code would silently put a placeholder
  * in place of an image for a model id it does not know): a model that takes none answers such a
  * prompt with an API error, a failed turn.
  */
 export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvocation<QwenSetup> {
-  const { permission, permissionTimeoutMs, handlers, ...rest } = options;
+  const { permission, permissionTimeoutMs, handlers, session, ...rest } = options;
   // Its MCP servers are in its settings, not given at session/new: only there are their tools declared to the model.
   const common = qwenInvocation(rest, ['--acp'], permission !== undefined);
   return acpSessionInvocation({
@@ -116,6 +117,7 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     ...(permission === undefined ? {} : { permission }),
     ...(permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs }),
     ...(handlers === undefined ? {} : { handlers }),
+    ...(session === undefined ? {} : { resume: session.resume }),
     tools: qwenTools,
     types: QWEN_ACP_TYPES,
     stderrLine: qwenStderrLine,

@@ -1,5 +1,6 @@
 import type { AgentDefinition } from '../definition.js';
 import { qwenRunInvocation, qwenSessionInvocation, type QwenSetup } from './args.js';
+import { qwenConversation } from './conversation.js';
 import { qwenDialect } from './dialect.js';
 import { QWEN_APPROVAL_MODES, QWEN_OPTIONS, type QwenRunSpecOptions, type QwenSessionOptions, type RunQwenOptions } from './options.js';
 import { recognizesQwenOutput } from './recognize.js';
@@ -44,8 +45,10 @@ import { choiceFlag, sessionFlag } from '../shared/flags.js';
  *
  * **Sessions** ({@link qwenSession}):
  * Qwen Code as a session: `acpSession` over `qwen --acp`, with `runQwen`'s options (without the
- * prompt and the session: ACP opens a new one) and `acpSession`'s client options; its model is
- * said to take images (see below). Its
+ * prompt; the session is a new one, or `session: { resume }` loads one of `cwd` with ACP's
+ * `session/load`) and `acpSession`'s client options; its model is said to take images (see
+ * below). Its conversation can sleep (`idleMs`) and move to another home and working folder: it
+ * is its chat file under `<QWEN_HOME>/projects/<cwd>/chats/`, loaded by a new process. Its
  * `gracePeriodMs` defaults to 10 s: once it ran a shell command, Qwen Code takes 2-3 s to exit
  * after its input ends (so does a Gemini CLI session's, which takes 1-1.5 s).
  *
@@ -118,4 +121,5 @@ export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptio
   setup: {
     overlay: (setup) => qwenSettingsOverlay(setup),
   },
+  conversation: qwenConversation,
 };

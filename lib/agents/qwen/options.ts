@@ -60,8 +60,8 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
 }
 
 /**
- * Options of `qwenSession` (`qwen --acp`): `runQwen`'s without the prompt and the session (an ACP
- * session is a new one), and what an ACP client decides: the agent's permission requests, the
+ * Options of `qwenSession` (`qwen --acp`): `runQwen`'s without the prompt (the session: a new one,
+ * or one it keeps, loaded), and what an ACP client decides: the agent's permission requests, the
  * client's file system. MCP servers (`mcpServers`, and the server of host `tools`) go into the
  * session's settings, as for a run; a trusted one's tools run without asking when there is no
  * `permission`, and with one every call is asked.
@@ -69,6 +69,17 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
 export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
+  /**
+   * `{ resume }`: the session of `cwd` with this id, loaded (ACP `session/load`: Qwen Code keeps its
+   * sessions per working folder) and announced with `session.resumed`; its history is not said
+   * again. Default: a new session.
+   */
+  readonly session?: QwenSessionResume;
+}
+
+/** Which session a Qwen Code session loads: `{ resume }`, a session of `cwd` by its id. */
+export interface QwenSessionResume {
+  readonly resume: string;
 }
 
 /** Qwen Code's own options, besides the process options and the session. */
@@ -121,7 +132,16 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
   run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, handlers: z.unknown().optional() }),
+  session: z.strictObject({
+    ...TOOL_OPTIONS,
+    ...CALLER,
+    ...HOST,
+    ...PROCESS,
+    ...SESSION_PERMISSION_OPTIONS,
+    ...SESSION_CONVERSATION_OPTIONS,
+    handlers: z.unknown().optional(),
+    session: z.strictObject({ resume: text() }, { error: 'must be { resume }' }).optional(),
+  }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION }),
 };
 

@@ -3,6 +3,7 @@ import { acpPromptBlocks, acpClientProtocol } from '../../../lib/agents/acp/clie
 import type { PromptContent } from '../../../lib/operators/prompt-parts.js';
 import type { SessionInput } from '../../../lib/sessions/session-machine.js';
 import { acpByHand } from '../../helpers/acp-by-hand.js';
+import type { ProtocolReaction } from '../../../lib/operators/session-protocol.js';
 
 /** The ACP client's prompts: the blocks of `session/prompt`, and what it sends an agent by what `initialize` said it takes. */
 
@@ -78,6 +79,33 @@ describe('acpClientProtocol: what the agent said it takes', () => {
     expect(protocol.act(state, { type: 'steer', turn: 2, input: steer }).facts).toEqual([{ type: 'inputRejected', input: steer, reason: 'unsupported', message: expect.stringContaining('takes no image') as unknown }]);
     await settle();
     expect(prompts()).toEqual([[{ type: 'text', text: 'Read\n\n<file path="/w/brief notes.txt">\nThe code is ZEBRA.\n</file>' }]]);
+    protocol.close?.(state);
+  });
+});
+
+describe('acpClientProtocol: a session the agent keeps, loaded (resume)', () => {
+  const facts = (reactions: readonly ProtocolReaction[]) => reactions.flatMap((reaction) => reaction.facts ?? []);
+
+  it('sends session/load for that session in place of session/new, and announces it resumed once the agent answered', async () => {
+    const { protocol, state, written, reactions, answer } = acpByHand({ resume: 'S9' });
+    await answer('initialize', { protocolVersion: 1, agentCapabilities: { loadSession: true }, agentInfo: { name: 'a', version: '1.2.3' } });
+    expect(written.map((message) => message['method'])).toEqual(['initialize', 'session/load']);
+    expect(written[1]?.['params']).toEqual({ sessionId: 'S9', cwd: '/w', mcpServers: [] });
+    expect(facts(reactions)).toEqual([]);
+    await answer('session/load', {});
+    expect(facts(reactions)).toEqual([{ type: 'content', message: { type: 'session.resumed', sessionId: 'S9', agentVersion: '1.2.3' } }, { type: 'opened' }]);
+    protocol.close?.(state);
+  });
+
+  it("an agent that does not say loadSession is asked nothing more: the session opens, and its first turn fails saying why", async () => {
+    const { protocol, state, written, reactions, answer } = acpByHand({ resume: 'S9' });
+    await answer('initialize', { protocolVersion: 1, agentCapabilities: {} });
+    expect(written.map((message) => message['method'])).toEqual(['initialize']);
+    expect(facts(reactions)).toEqual([{ type: 'opened' }]);
+    const failed = protocol.act(state, { type: 'start', turn: 1, input: input('hello') });
+    expect(failed.facts).toEqual([
+      { type: 'turnEnded', outcome: { kind: 'failed', reason: 'agent-error', message: 'the Agent could not load the session S9: its initialize answer does not say loadSession' } },
+    ]);
     protocol.close?.(state);
   });
 });
