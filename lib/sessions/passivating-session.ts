@@ -74,6 +74,9 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
       let idle: Subscription | undefined;
       let lastEnd: TerminalCompleted | undefined;
       let saving: Promise<void> = Promise.resolve();
+      // Commands held while the snapshot after a turn is being read.
+      let holding = false;
+      const held: SessionCommand[] = [];
 
       const keyOf = (): string | undefined => spec.conversationId ?? sessionId;
       const emit = (message: SessionMessage): void => {
@@ -106,13 +109,18 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
         }, spec.idleMs);
       };
 
-      /** Saves a snapshot of the conversation now, after the saves before it. */
-      const save = (): Promise<number> => {
+      /** Saves a snapshot of the conversation now, after the saves before it; `onTaken` once it is read (or failed to be). */
+      const save = (onTaken?: () => void): Promise<number> => {
         const id = sessionId;
         const key = keyOf();
         const taken = saving.then(async () => {
           if (id === undefined || key === undefined) return 0;
-          const snapshot = await spec.take(id, turns);
+          let snapshot: ConversationSnapshot;
+          try {
+            snapshot = await spec.take(id, turns);
+          } finally {
+            onTaken?.();
+          }
           await spec.store.save(key, snapshot);
           return Buffer.byteLength(JSON.stringify(snapshot));
         });
@@ -200,7 +208,11 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
           case 'turn.failed':
             running = false;
             emit(renumber(message));
-            if (message.type === 'turn.completed') void save().catch((error: unknown) => { warnUnsaved(`after turn ${String(message.turn + offset)}`, error); });
+            if (message.type === 'turn.completed') {
+              // The next command waits until the snapshot is read: it holds the turns completed so far, not the next one's prompt.
+              holding = true;
+              void save(release).catch((error: unknown) => { warnUnsaved(`after turn ${String(message.turn + offset)}`, error); });
+            }
             arm();
             return;
           case 'terminal.completed':
@@ -252,7 +264,15 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
       const forward = (command: SessionCommand): void => {
         unanswered += 1;
         disarm();
-        inner?.commands.next(command);
+        if (holding) held.push(command);
+        else inner?.commands.next(command);
+      };
+      /** The snapshot after a turn is read: the commands held meanwhile go to the process, in order. */
+      const release = (): void => {
+        holding = false;
+        const target = inner;
+        for (const command of held.splice(0)) target?.commands.next(command);
+        if (commandsDone && phase === 'active') target?.commands.complete();
       };
 
       const wake = (): void => {
@@ -304,7 +324,7 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
         complete: () => {
           commandsDone = true;
           disarm();
-          if (phase === 'active') inner?.commands.complete();
+          if (phase === 'active' && !holding) inner?.commands.complete();
           else if (phase === 'passive') end(lastEnd ?? { type: 'terminal.completed', stopReason: 'end_turn' });
         },
       });
