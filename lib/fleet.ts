@@ -12,7 +12,8 @@ export { createRunDispatcher, type DispatchOptions, type RunDispatcher, type Run
 export { fleetFailure } from './fleet/failure.js';
 
 // Worker side
-export { serveRuns, type RunServer, type ServeRunsOptions, type WorkerRunEvent } from './fleet/worker.js';
+export { serveRuns, type RunServer, type ServeRunsOptions, type WorkerRunEvent, type WorkerSessionEvent } from './fleet/worker.js';
+export { SESSION_ENV } from './fleet/worker-session.js';
 export { WORKER_ENV, type WorkerAgents } from './fleet/worker-agents.js';
 export type { WorkerStopReason } from './fleet/stop-reason.js';
 
@@ -22,6 +23,11 @@ export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
 // A run as data
 export { toRunSpec, type DispatchSpec, type AgentDispatchSpec, type DispatchRunOptions } from './fleet/dispatch-spec.js';
 export { RunSpecSchema, checkRunSpec, FLEET_PERMISSIONS, type RunSpec, type AgentRunSpec, type RunSpecOptions, type FleetPermission } from './fleet/run-spec.js';
+
+// A session as data, and its log's entries
+export { SessionSpecSchema, checkSessionSpec, FLEET_SESSION_IDLE_MS, type SessionSpec, type AgentSessionSpec, type SessionSpecOptions } from './fleet/session-spec.js';
+export type { SessionEntry } from './fleet/session-attach.js';
+export { sessionKeys, type SessionKeys } from './fleet/session-keys.js';
 
 // Where Redis is, and the keys of a run
 export { redisOptions, runKeys, type FleetConnection, type FleetOptions, type RunKeys } from './fleet/redis.js';

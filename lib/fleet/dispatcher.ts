@@ -20,6 +20,10 @@ import { checkRunOutputWith } from '../operators/turn-output.js';
 import { writeAnswer } from './permission-answers.js';
 import { append, cancelChannel, fleetRedis, permissionChannel, redisOptions, runKeys, RUN_TTL_SECONDS, type FleetOptions, type FleetRedis, type RunKeys } from './redis.js';
 import { checkRunId, readAfter } from './stream-entries.js';
+import { attachSession, followSession, type SessionCaller, type SessionEntry } from './session-attach.js';
+import type { SessionSpec } from './session-spec.js';
+import type { SessionCommand, SessionMessage } from '../messages.js';
+import type { OperatorFunction } from 'rxjs';
 
 /**
  * Options of {@link createRunDispatcher}: where Redis is (see {@link FleetOptions}) and how long a
@@ -113,6 +117,31 @@ export interface RunDispatcher {
    */
   answer(runId: string, requestId: string, decision: PermissionDecision): Promise<void>;
   /**
+   * A conversation on the fleet, addressable by `sessionId`, whose agent runs on some worker: an
+   * operator from commands to the session's messages, like a local session's. The first command
+   * activates it on a worker (from the session's last snapshot when it has one); after the spec's
+   * `idleMs` (default 60 s) without a turn, the worker saves the conversation, ends the agent and
+   * frees its slot (`session.passivated`), and the next command activates it again on any worker
+   * (`session.resumed`). At most one activation is live at a time (a lease with a fencing token: a
+   * worker that lost it writes nothing more and stops its agent); commands are taken in order,
+   * each once; a turn running when its worker died ends `turn.failed` (`lost`) and the next prompt
+   * goes on from the last completed turn. Turns are numbered on across activations.
+   *
+   * Several callers may attach to one session id: each reads the session's messages from the
+   * moment it subscribes. Completing the commands ends the attachment once each is answered (a
+   * `terminal.completed` of its own); unsubscribing only stops reading: the session lives on
+   * (a running turn finishes, then it falls asleep). An invalid spec or id throws a `TypeError` now.
+   * Needs workers that run the spec's agent and can resume its conversations (pi, Claude Code,
+   * Codex).
+   */
+  session(sessionId: string, spec: SessionSpec): OperatorFunction<SessionCommand, SessionMessage>;
+  /**
+   * A fleet session's messages after `after` (an entry id; default: from its start), as they come,
+   * until unsubscribed: another page, or one that reconnects (an SSE `Last-Event-ID`). Never sends
+   * a command.
+   */
+  followSession(sessionId: string, options?: { readonly after?: string }): Observable<SessionEntry>;
+  /**
    * Cancels the runs this dispatcher's `run` started and still streams (they end with `stopped`),
    * ends its other readers (`lost`: this reader stopped, the run goes on), and closes its connections.
    */
@@ -144,7 +173,7 @@ export interface RunDispatcher {
  * | resume | stream entry ids: `follow(runId, { after })` replays exactly the rest (an SSE `Last-Event-ID`) |
  * | permission requests cross machines | a spec's `permission` runs on the worker: a preset is decided there; with `ask`, each `permission.requested` in the stream waits for the caller's callback or any reader's `answer` (kept in Redis, and published), denied at the worker's `permissionTimeoutMs`; a request still waiting when the run ends otherwise (a cancel, a lost worker) is denied in the stream before its terminal |
  *
- * Not supported yet: sessions through the fleet (one-shot runs only) and Redis Cluster (each run's
+ * Sessions: see {@link RunDispatcher.session}. Not supported yet: Redis Cluster (each run's
  * keys share a hash tag, but it is not tested).
  *
  * @example
@@ -195,6 +224,9 @@ class Dispatcher implements RunDispatcher {
   /** Whether Redis ever answered, and why it does not now. */
   readonly #watch: RedisWatch;
   readonly #startedAt = performance.now();
+  readonly #sessions: SessionCaller;
+  /** The readers of fleet sessions, closed with the dispatcher. */
+  readonly #sessionReaders = new Set<FleetRedis>();
   /** Aborted by `close`: a run waiting for Redis's first answer stops waiting. */
   readonly #closeController = new AbortController();
   #closed = false;
@@ -223,6 +255,30 @@ class Dispatcher implements RunDispatcher {
       check: (follower, now) => checkLiveness(follower, now, { redis: this.#redis, queue: this.#queue, startTimeoutMs }),
     });
     this.#reader.start();
+    this.#sessions = {
+      prefix: this.#prefix,
+      redis: this.#redis,
+      queue: this.#queue,
+      report: this.#report,
+      blockMs: options.blockMs ?? 250,
+      lostAfterMs: this.#lostAfterMs,
+      activationWaitMs: 30_000,
+      closed: this.#closeController.signal,
+      reader: () => {
+        const reader = fleetRedis(connection, this.#report);
+        this.#sessionReaders.add(reader);
+        reader.once('end', () => this.#sessionReaders.delete(reader));
+        return reader;
+      },
+    };
+  }
+
+  session(sessionId: string, spec: SessionSpec): OperatorFunction<SessionCommand, SessionMessage> {
+    return attachSession(this.#sessions, sessionId, spec);
+  }
+
+  followSession(sessionId: string, options: { readonly after?: string } = {}): Observable<SessionEntry> {
+    return followSession(this.#sessions, sessionId, options.after);
   }
 
   run<Output = unknown>(spec: DispatchSpec<Output>, options: DispatchOptions = {}): Observable<CliMessage<Output>> {
@@ -367,6 +423,7 @@ class Dispatcher implements RunDispatcher {
       follower.lost(follower.own ? fleetFailure('stopped', 'the dispatcher was closed: the run was cancelled') : fleetFailure('lost', 'the dispatcher was closed before the run ended: this reader stopped'));
     }
     await this.#reader.done;
+    for (const reader of this.#sessionReaders) reader.disconnect();
     await Promise.allSettled([this.#queue.close(), ...this.#connections.map((connection) => connection.quit())]);
     for (const connection of this.#connections) connection.disconnect();
   }

@@ -2,6 +2,7 @@ import type { RedisOptions } from 'ioredis';
 import { redisOptions, type FleetConnection } from './connection.js';
 import type { ErrorReport } from './on-error.js';
 import { Redis } from './peers.js';
+import { defineSessionScripts, type SessionRedis } from './session-keys.js';
 
 export { redisOptions, type FleetConnection };
 
@@ -140,7 +141,7 @@ return 1
 `;
 
 /** A Redis client with the fleet's scripts. */
-export interface FleetRedis extends Redis {
+export interface FleetRedis extends SessionRedis {
   agentRxAppend(
     stream: string,
     end: string,
@@ -179,6 +180,7 @@ export function fleetRedis(connection: FleetConnection, report: ErrorReport, opt
   client.defineCommand('agentRxAnswer', { numberOfKeys: 2, lua: ANSWER });
   client.defineCommand('agentRxStart', { numberOfKeys: 4, lua: START });
   client.defineCommand('agentRxBeat', { numberOfKeys: 4, lua: BEAT });
+  defineSessionScripts(client);
   return client as FleetRedis;
 }
 

@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import { hostname } from 'node:os';
+import { agentByName } from '../agent-table.js';
 import { sweepMarked } from '../process/sweep.js';
 import type { McpServers } from '../tools/mcp-servers.js';
 import { workerFolderOnly } from './cwd.js';
@@ -14,8 +15,10 @@ import { appendOrReport, cancelChannel, fleetRedis, permissionChannel, redisOpti
 import { aborted } from './waits.js';
 import { agentSource, WORKER_ENV, type WorkerAgents } from './worker-agents.js';
 import { runJob, type ActiveRun, type RunHost, type WorkerRunEvent } from './worker-run.js';
+import { ACTIVATION_JOB, type SessionSpec } from './session-spec.js';
+import { activateSession, type ActiveSession, type SessionHost, type WorkerSessionEvent } from './worker-session.js';
 
-export type { WorkerRunEvent };
+export type { WorkerRunEvent, WorkerSessionEvent };
 
 /**
  * Options of {@link serveRuns}: where Redis is (see {@link FleetOptions}), how many runs at once, and
@@ -62,6 +65,8 @@ export interface ServeRunsOptions extends FleetOptions {
   readonly onError?: (error: Error) => void;
   /** Told of each run taken, refused and ended here: for logs and metrics. A throwing callback is reported, never fatal. */
   readonly onRunEvent?: (event: WorkerRunEvent) => void;
+  /** Told of each session activated, skipped and deactivated here (see `RunDispatcher.session`). A throwing callback is reported, never fatal. */
+  readonly onSessionEvent?: (event: WorkerSessionEvent) => void;
 }
 
 
@@ -71,6 +76,8 @@ export interface RunServer {
   readonly workerName: string;
   /** Runs being run now. */
   readonly activeRuns: number;
+  /** Session activations live here now (each holds one of the `concurrency` slots while it is awake). */
+  readonly activeSessions: number;
   /** Settles once the worker is ready to take runs (its leftovers swept, Redis reached), or once it is closed. */
   readonly ready: Promise<void>;
   /**
@@ -131,8 +138,10 @@ class RunWorker implements RunServer {
   readonly #redis: FleetRedis;
   readonly #subscriber: Redis;
   readonly #active = new Map<string, ActiveRun>();
+  readonly #sessions = new Map<string, ActiveSession>();
   readonly #report: ErrorReport;
   readonly #host: RunHost;
+  readonly #sessionHost: SessionHost;
   /** Jobs taken (maybe running) and jobs BullMQ has yet to settle: what the close waits for. */
   readonly #jobs = new JobLedger();
   readonly #drain = new DrainDeadline();
@@ -178,11 +187,29 @@ class RunWorker implements RunServer {
         return agentSource(options.agents, this.workerName, spec, { cwd, mcpServers: offeredMcpServers(mcpCatalog, spec.options.mcpServers) }, onStopped, ask);
       },
     };
+    this.#sessionHost = {
+      workerName: this.workerName,
+      prefix: this.#prefix,
+      redis: this.#redis,
+      beatMs: this.#host.heartbeatMs,
+      leaseMs: this.#host.heartbeatTtlMs,
+      closing: this.#closed.signal,
+      sessions: this.#sessions,
+      report: this.#report,
+      tell: (event) => {
+        this.#tellSession(event);
+      },
+      options: (spec, marker) => sessionOptions(options, this.workerName, spec, marker),
+    };
     this.ready = this.#start(connection);
   }
 
   get activeRuns(): number {
     return this.#active.size;
+  }
+
+  get activeSessions(): number {
+    return this.#sessions.size;
   }
 
   async #start(connection: ReturnType<typeof redisOptions>): Promise<void> {
@@ -216,7 +243,8 @@ class RunWorker implements RunServer {
   async #process(job: Job, signal: AbortSignal | undefined): Promise<void> {
     this.#jobs.taken();
     try {
-      await runJob(this.#host, job, signal);
+      if (job.name === ACTIVATION_JOB) await activateSession(this.#sessionHost, job);
+      else await runJob(this.#host, job, signal);
     } finally {
       this.#jobs.processed(job.id);
     }
@@ -231,14 +259,25 @@ class RunWorker implements RunServer {
     }
   }
 
+  #tellSession(event: WorkerSessionEvent): void {
+    try {
+      this.#options.onSessionEvent?.(event);
+    } catch (error) {
+      this.#report(error);
+    }
+  }
+
   #lockDurationMs(): number {
     return this.#options.lockDurationMs ?? 30_000;
   }
 
   close(options: { readonly drainMs?: number } = {}): Promise<void> {
     // A later call with a shorter drain shortens it (a second SIGTERM: stop now).
+    // Sessions drain by falling asleep as soon as no turn runs: the next command wakes them on another worker.
+    for (const session of this.#sessions.values()) session.drain();
     this.#drain.shorten(options.drainMs ?? 0, () => {
       for (const run of this.#active.values()) run.stop('shutdown');
+      for (const session of this.#sessions.values()) session.stop();
     });
     this.#closing ??= this.#close();
     return this.#closing;
@@ -256,4 +295,25 @@ class RunWorker implements RunServer {
       report: this.#report,
     });
   }
+}
+
+/**
+ * The options of a fleet session's agent on this worker: the worker's settings for the agent that
+ * a session takes, the spec's choices, the folder the worker resolves, the spec's permission, and
+ * the worker's and the activation's markers.
+ */
+function sessionOptions(options: ServeRunsOptions, workerName: string, spec: SessionSpec, marker: Readonly<Record<string, string>>): Readonly<Record<string, unknown>> {
+  const own: Readonly<Record<string, unknown>> | undefined = options.agents[spec.agent];
+  if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
+  const sessionKeys = sessionOptionKeys(spec.agent);
+  const taken = Object.fromEntries(Object.entries(own).filter(([key]) => sessionKeys.has(key) && key !== 'mcpServers'));
+  const chosen: Readonly<Record<string, unknown>> = spec.options ?? {};
+  const cwd = (options.resolveCwd ?? workerFolderOnly)(chosen['cwd'] as string | undefined);
+  const env = { ...(own['env'] as Readonly<Record<string, string | undefined>> | undefined), [WORKER_ENV]: workerName, ...marker };
+  return { ...taken, ...chosen, ...(spec.permission === undefined ? {} : { permission: spec.permission }), cwd, env };
+}
+
+function sessionOptionKeys(agent: SessionSpec['agent']): ReadonlySet<string> {
+  const schema = agentByName(agent).options.session as unknown as { readonly shape?: Readonly<Record<string, unknown>> };
+  return new Set(Object.keys(schema.shape ?? {}));
 }

@@ -1,0 +1,283 @@
+import { randomUUID } from 'node:crypto';
+import { Observable, type OperatorFunction } from 'rxjs';
+import { isTerminal, type SessionCommand, type SessionMessage } from '../messages.js';
+import { fleetFailure } from './failure.js';
+import { asError, type ErrorReport } from './on-error.js';
+import type { Queue, Redis } from './peers.js';
+import type { FleetRedis } from './redis.js';
+import { sessionKeys, SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS, type SessionKeys } from './session-keys.js';
+import { ACTIVATION_JOB, checkSessionId, checkSessionSpec, type ActivationData, type SessionSpec } from './session-spec.js';
+import { readAfter } from './stream-entries.js';
+
+/** What the caller's side of fleet sessions needs of its dispatcher. */
+export interface SessionCaller {
+  readonly prefix: string;
+  readonly redis: FleetRedis;
+  readonly queue: Queue;
+  readonly report: ErrorReport;
+  /** A new connection for one reader's blocking reads. */
+  reader(): Redis;
+  readonly blockMs: number;
+  /** No answer from Redis for this long: the attachment ends `lost`. */
+  readonly lostAfterMs: number;
+  /** How long a queued activation's marker lives (after which another caller may enqueue one again). */
+  readonly activationWaitMs: number;
+  /** Aborted when the dispatcher closes: its attachments end `lost` (the sessions go on), its followers complete. */
+  readonly closed: AbortSignal;
+}
+
+/** An entry of a fleet session's log: its id (for a later `followSession`, an SSE `id:`) and its message. */
+export interface SessionEntry {
+  readonly id: string;
+  readonly message: SessionMessage;
+}
+
+/** How often an attachment that waits for answers looks at the lease (a lost activation, a command no activation took). */
+const WATCH_MS = 1000;
+
+/**
+ * The caller's side of `dispatcher.session(sessionId, spec)`: each command is appended to the
+ * session's command stream (an `id` added when it has none: answers name it), and an activation is
+ * put on the queue when none is live or queued; the session's log is read from the moment of the
+ * subscription. While commands wait for answers, the lease is watched: a lost activation's turn
+ * and taken commands are answered (`lost`, `session-ended`) and the commands it did not take get a
+ * new activation. Completing the commands ends the attachment once each is answered, with a
+ * `terminal.completed` of its own; a terminal in the log (the session's agent failed) ends it too;
+ * unsubscribing only stops reading (a turn goes on; the session sleeps when idle).
+ */
+export function attachSession(caller: SessionCaller, sessionId: string, spec: SessionSpec): OperatorFunction<SessionCommand, SessionMessage> {
+  checkSessionId(sessionId);
+  const checked = checkSessionSpec(spec);
+  const keys = sessionKeys(caller.prefix, sessionId);
+  return (commands) =>
+    new Observable<SessionMessage>((subscriber) => {
+      const reader = caller.reader();
+      let over = false;
+      const isOver = (): boolean => over;
+      let commandsDone = false;
+      // Commands sent and not answered: command id → the turn it started (once known).
+      const waiting = new Map<string, number | null>();
+      let agentSessionId: string | undefined;
+      let sending: Promise<unknown> = Promise.resolve();
+      let lastAnswer = performance.now();
+      let watchedAt = 0;
+
+      const end = (terminal: SessionMessage): void => {
+        if (over) return;
+        over = true;
+        subscriber.next(terminal);
+        subscriber.complete();
+      };
+      const maybeDone = (): void => {
+        if (commandsDone && waiting.size === 0) end({ type: 'terminal.completed', stopReason: 'end_turn', ...(agentSessionId === undefined ? {} : { sessionId: agentSessionId }) });
+      };
+      const answered = (message: SessionMessage): void => {
+        switch (message.type) {
+          case 'session.started':
+          case 'session.resumed':
+            agentSessionId = message.sessionId;
+            break;
+          case 'input.dropped':
+            if (message.commandId !== undefined) waiting.delete(message.commandId);
+            break;
+          case 'input.accepted':
+            if (message.commandId === undefined || !waiting.has(message.commandId)) break;
+            if (message.as === 'turn') waiting.set(message.commandId, message.turn);
+            else if (message.as !== 'follow-up') waiting.delete(message.commandId);
+            break;
+          case 'turn.started':
+            if (message.commandId !== undefined && waiting.has(message.commandId)) waiting.set(message.commandId, message.turn);
+            break;
+          case 'turn.completed':
+          case 'turn.failed':
+            for (const [id, turn] of waiting) if (turn === message.turn) waiting.delete(id);
+            break;
+          default:
+            break;
+        }
+      };
+
+      const send = (command: SessionCommand): void => {
+        // A value that is not a command is sent as it is: the session answers it (`invalid`).
+        const value: unknown = command;
+        const withId = typeof value === 'object' && value !== null && typeof (value as { readonly id?: unknown }).id !== 'string' ? { ...value, id: randomUUID() } : value;
+        const id = typeof withId === 'object' && withId !== null ? (withId as { readonly id?: unknown }).id : undefined;
+        if (typeof id === 'string') waiting.set(id, null);
+        sending = sending.then(async () => {
+          try {
+            await caller.redis.multi().xadd(keys.commands, 'MAXLEN', '~', SESSION_MAX_ENTRIES, '*', 'c', JSON.stringify(withId)).expire(keys.commands, SESSION_TTL_SECONDS).exec();
+            await activate(caller, keys, sessionId, checked);
+          } catch (error) {
+            caller.report(error);
+          }
+        });
+      };
+
+      const watch = async (): Promise<void> => {
+        if (waiting.size === 0 || performance.now() - watchedAt < WATCH_MS) return;
+        watchedAt = performance.now();
+        try {
+          await caller.redis.agentRxSessionLost(keys.lease, keys.log, keys.open, keys.taken, 'the activation that ran it was lost (its worker died, froze or lost Redis)', SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS);
+          await activate(caller, keys, sessionId, checked);
+        } catch (error) {
+          caller.report(error);
+        }
+      };
+
+      // Commands are taken at once (a hot source loses nothing) and sent once the log's position is
+      // known, so that every answer to them is read.
+      let positioned = false;
+      const early: SessionCommand[] = [];
+      const input = commands.subscribe({
+        next: (command) => {
+          if (positioned) send(command);
+          else early.push(command);
+        },
+        complete: () => {
+          commandsDone = true;
+          if (positioned) void sending.then(maybeDone);
+        },
+        error: (error: unknown) => {
+          subscriber.error(error);
+        },
+      });
+      subscriber.add(input);
+
+      const read = async (): Promise<void> => {
+        let after = '0-0';
+        try {
+          const last = (await caller.redis.xrevrange(keys.log, '+', '-', 'COUNT', 1)) as [string, string[]][];
+          after = last[0]?.[0] ?? '0-0';
+          lastAnswer = performance.now();
+        } catch (error) {
+          caller.report(error);
+        }
+        if (over) return;
+        positioned = true;
+        for (const command of early.splice(0)) send(command);
+        if (commandsDone) void sending.then(maybeDone);
+        while (!isOver()) {
+          let result: [string, [string, string[]][]][] | null;
+          try {
+            result = (await reader.xread('COUNT', 64, 'BLOCK', caller.blockMs, 'STREAMS', keys.log, after));
+            lastAnswer = performance.now();
+          } catch (error) {
+            if (isOver()) break;
+            caller.report(error);
+            if (performance.now() - lastAnswer >= caller.lostAfterMs) {
+              end(fleetFailure('lost', `Redis did not answer for ${String(caller.lostAfterMs)} ms: this reader of the session ${sessionId} stopped`));
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 250));
+            continue;
+          }
+          for (const [id, fields] of result?.[0]?.[1] ?? []) {
+            after = id;
+            const message = parseMessage(fields);
+            if (message === null || isOver()) continue;
+            if (isTerminal(message)) {
+              end(message);
+              break;
+            }
+            subscriber.next(message);
+            answered(message);
+          }
+          maybeDone();
+          await watch();
+        }
+      };
+      const onClose = (): void => {
+        end(fleetFailure('lost', `the dispatcher was closed: this reader of the session ${sessionId} stopped (the session goes on)`));
+        reader.disconnect();
+      };
+      if (caller.closed.aborted) {
+        onClose();
+        return;
+      }
+      caller.closed.addEventListener('abort', onClose);
+      void read().catch((error: unknown) => {
+        if (!over) end(fleetFailure('lost', `this reader of the session ${sessionId} failed: ${asError(error).message}`));
+      });
+      return () => {
+        over = true;
+        caller.closed.removeEventListener('abort', onClose);
+        reader.disconnect();
+      };
+    });
+}
+
+/** Puts an activation on the queue when a command waits and none is live or queued. */
+async function activate(caller: SessionCaller, keys: SessionKeys, sessionId: string, spec: SessionSpec): Promise<void> {
+  const needed = await caller.redis.agentRxSessionEnsure(keys.lease, keys.activating, keys.commands, keys.applied, caller.activationWaitMs);
+  if (needed !== 1) return;
+  const data: ActivationData = { sessionId, spec };
+  await caller.queue.add(ACTIVATION_JOB, data, { jobId: `session.${sessionId}.${randomUUID()}`, attempts: 1, removeOnComplete: true, removeOnFail: true });
+}
+
+/**
+ * A fleet session's log from after `after` (an entry id; default: its start), as it grows, until
+ * unsubscribed or a terminal in it (the session's agent failed). Never sends a command.
+ */
+export function followSession(caller: SessionCaller, sessionId: string, after = '0-0'): Observable<SessionEntry> {
+  checkSessionId(sessionId);
+  const start = readAfter(after);
+  const keys = sessionKeys(caller.prefix, sessionId);
+  return new Observable<SessionEntry>((subscriber) => {
+    const reader = caller.reader();
+    let from = start;
+    let over = false;
+    const isOver = (): boolean => over;
+    const onClose = (): void => {
+      over = true;
+      reader.disconnect();
+      subscriber.complete();
+    };
+    if (caller.closed.aborted) {
+      onClose();
+      return;
+    }
+    caller.closed.addEventListener('abort', onClose);
+    void (async () => {
+      while (!isOver()) {
+        let result: [string, [string, string[]][]][] | null;
+        try {
+          result = (await reader.xread('COUNT', 64, 'BLOCK', caller.blockMs, 'STREAMS', keys.log, from));
+        } catch (error) {
+          if (isOver()) break;
+          caller.report(error);
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          continue;
+        }
+        for (const [id, fields] of result?.[0]?.[1] ?? []) {
+          from = id;
+          const message = parseMessage(fields);
+          if (message === null || isOver()) continue;
+          subscriber.next({ id, message });
+          if (isTerminal(message)) {
+            over = true;
+            subscriber.complete();
+            break;
+          }
+        }
+      }
+    })();
+    return () => {
+      over = true;
+      caller.closed.removeEventListener('abort', onClose);
+      reader.disconnect();
+    };
+  });
+}
+
+/** A log entry's message (`m`), or `null` for anything else. */
+function parseMessage(fields: readonly string[]): SessionMessage | null {
+  const at = fields.indexOf('m');
+  const text = at === -1 ? undefined : fields[at + 1];
+  if (text === undefined) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && typeof (value as { readonly type?: unknown }).type === 'string' ? (value as SessionMessage) : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,231 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { filter, firstValueFrom, lastValueFrom, ReplaySubject, Subject, take, timeout, toArray, type Observable } from 'rxjs';
+import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys, type RunDispatcher, type SessionEntry } from '../../lib/fleet.js';
+import type { SessionCommand, SessionMessage } from '../../lib/index.js';
+import { startFakeModelServer, scenarioMarker, type FakeModelServer } from '../conformance/fake-model-server.js';
+import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
+import { isAlive } from '../helpers/processes.js';
+import { startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
+
+// Conversations on the fleet: sessions addressed by id whose agent (the real pi, against the fake
+// model server's `recall` scenario, which answers with the user texts in its context) runs on one
+// worker at a time, falls asleep when idle, and wakes on another worker with another home and
+// working folder, after a worker's crash, and after a worker was frozen past its lease.
+
+const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
+const TAG = 'AGENT_RX_FLEET_SESSION';
+
+let server: FakeModelServer;
+let redis: RedisServer;
+const homes: PiEnv[] = [];
+const workers: TaggedChild[] = [];
+const dispatchers: RunDispatcher[] = [];
+
+interface Worker {
+  readonly name: string;
+  readonly child: TaggedChild;
+  says(match: (line: WorkerLine & Readonly<Record<string, unknown>>) => boolean, timeoutMs?: number): Promise<WorkerLine>;
+}
+
+/** A worker process with its own pi home and working folder. */
+async function startWorker(name: string): Promise<Worker> {
+  const env = await createPiEnv({ baseUrl: server.baseUrl });
+  homes.push(env);
+  const folder = join(env.root, 'a working folder of', name, 'somewhere else entirely');
+  mkdirSync(folder, { recursive: true });
+  const child = startTaggedNode([WORKER_SCRIPT], TAG, {
+    FLEET_WORKER: JSON.stringify({
+      url: redis.url,
+      workerName: name,
+      concurrency: 2,
+      workFolder: folder,
+      pi: { executable: PI, provider: OPENAI_PROVIDER, model: 'recall', env: env.env },
+    }),
+  });
+  workers.push(child);
+  const log = workerLog(child, `worker ${name}`);
+  await log.waitFor((line) => line.event === 'ready');
+  return { name, child, says: (match, timeoutMs = 60_000) => log.waitFor(match as (line: WorkerLine) => boolean, timeoutMs) };
+}
+
+/** The pids of the agent processes of a session's activations on this machine (they carry SESSION_ENV). */
+function sessionAgents(): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
+      if (environ.includes(`${SESSION_ENV}=`) && environ.includes(`${TAG}=`) && isAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`not within ${String(timeoutMs)} ms: ${what}`);
+    await delay(50);
+  }
+}
+
+/** A session's attachment driven by hand: commands in, messages recorded. */
+class Attachment {
+  readonly commands = new Subject<SessionCommand>();
+  readonly messages = new ReplaySubject<SessionMessage>();
+  readonly seen: SessionMessage[] = [];
+  constructor(source: (commands: Observable<SessionCommand>) => Observable<SessionMessage>) {
+    source(this.commands).subscribe({
+      next: (message) => {
+        this.seen.push(message);
+        this.messages.next(message);
+      },
+      complete: () => {
+        this.messages.complete();
+      },
+    });
+  }
+  next<T extends SessionMessage>(match: (message: SessionMessage) => message is T, timeoutMs = 90_000): Promise<T> {
+    return firstValueFrom(this.messages.pipe(filter(match), take(1), timeout(timeoutMs)));
+  }
+  /** The answer of the turn a prompt starts: the text of its assistant messages once the turn ends. */
+  async ask(text: string, timeoutMs = 90_000): Promise<{ readonly turn: number; readonly answer: string; readonly end: SessionMessage }> {
+    const from = this.seen.length;
+    const id = `c-${String(from)}-${text.slice(0, 12).replace(/\W/g, '')}`;
+    this.commands.next({ type: 'prompt', text, id });
+    const started = await this.next((message): message is Extract<SessionMessage, { type: 'turn.started' }> => message.type === 'turn.started' && message.commandId === id, timeoutMs);
+    const end = await this.next((message): message is Extract<SessionMessage, { type: 'turn.completed' | 'turn.failed' }> => (message.type === 'turn.completed' || message.type === 'turn.failed') && message.turn === started.turn, timeoutMs);
+    const answer = this.seen
+      .slice(from)
+      .filter((message): message is Extract<SessionMessage, { type: 'assistant' }> => message.type === 'assistant')
+      .map((message) => message.text)
+      .join('');
+    return { turn: started.turn, answer, end };
+  }
+}
+
+const SPEC = checkSessionSpec({ agent: 'pi', idleMs: 1500 });
+const isPassivated = (message: SessionMessage): message is Extract<SessionMessage, { type: 'session.passivated' }> => message.type === 'session.passivated';
+const isResumed = (message: SessionMessage): message is Extract<SessionMessage, { type: 'session.resumed' }> => message.type === 'session.resumed';
+
+beforeAll(async () => {
+  server = await startFakeModelServer();
+  redis = await startRedis();
+}, 60_000);
+
+afterEach(async () => {
+  await Promise.all(dispatchers.splice(0).map((dispatcher) => dispatcher.close()));
+  for (const worker of workers.splice(0)) worker.cleanUp();
+  await until(() => sessionAgents().length === 0, 15_000, `agents left: ${sessionAgents().join(', ')}`);
+  const client = redis.client();
+  await client.flushall().catch(() => undefined);
+  client.disconnect();
+});
+
+afterAll(async () => {
+  await redis.stop();
+  await server.close();
+  for (const home of homes.splice(0)) await home.cleanup();
+});
+
+const dispatcher = (): RunDispatcher => {
+  const made = createRunDispatcher({ connection: redis.url, lostAfterMs: 5000, blockMs: 100 });
+  dispatchers.push(made);
+  return made;
+};
+
+describe('a fleet session (real pi, the recall scenario)', () => {
+  it('sleeps when idle (its agent gone), and wakes on another worker, with another home and folder, with the whole conversation', async () => {
+    const first = await startWorker('session-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-move', SPEC));
+    const one = await chat.ask('first question');
+    expect(one).toMatchObject({ turn: 1, end: { type: 'turn.completed' } });
+    expect(one.answer).toContain('User texts in context: 1');
+    const passivated = await chat.next(isPassivated);
+    expect(passivated).toMatchObject({ conversationId: 'chat-move', idleMs: 1500 });
+    expect(passivated.snapshotBytes).toBeGreaterThan(0);
+    await first.says((line) => line.event === 'session.deactivated' && line['why'] === 'slept');
+    await until(() => sessionAgents().length === 0, 10_000, 'the sleeping session\u2019s agent is gone');
+
+    // The worker that ran it goes away; another one, with another home and folder, takes the next command.
+    first.child.cleanUp();
+    const second = await startWorker('session-b');
+    const two = await chat.ask('second question');
+    expect(two.turn).toBe(2);
+    expect(two.answer).toContain('User texts in context: 2 ("first question" | "second question")');
+    const resumed = chat.seen.find(isResumed);
+    expect(resumed?.resumeMs).toBeGreaterThan(0);
+    await second.says((line) => line.event === 'session.activated');
+    chat.commands.complete();
+    const all = await lastValueFrom(chat.messages.pipe(toArray()));
+    expect(all.at(-1)).toMatchObject({ type: 'terminal.completed' });
+    expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toHaveLength(1);
+  }, 180_000);
+
+  it("ends a turn whose worker was killed with turn.failed 'lost'; the next prompt wakes it on another worker from the last completed turn", async () => {
+    const first = await startWorker('crash-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-crash', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await chat.ask('kept question')).answer).toContain('User texts in context: 1');
+    chat.commands.next({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}a long tool`, id: 'long' });
+    await chat.next((message): message is SessionMessage => message.type === 'tool.call');
+    const [agent] = sessionAgents();
+    first.child.child.kill('SIGKILL');
+    const failed = await chat.next((message): message is Extract<SessionMessage, { type: 'turn.failed' }> => message.type === 'turn.failed', 30_000);
+    expect(failed).toMatchObject({ turn: 2, reason: 'lost' });
+    // The killed worker's agent is its own keeper's to end (not this test's): it goes with its worker.
+    if (agent !== undefined) await until(() => !isAlive(agent), 20_000, `the killed worker's agent ${String(agent)} is gone`);
+
+    await startWorker('crash-b');
+    const three = await chat.ask('after the crash');
+    expect(three.turn).toBe(3);
+    expect(three.answer).toContain('User texts in context: 2 ("kept question" | "after the crash")');
+  }, 180_000);
+
+  it('a frozen worker whose lease ran out writes nothing more once thawed, and its agent goes', async () => {
+    const frozen = await startWorker('frozen-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-frozen', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await chat.ask('before the freeze')).answer).toContain('User texts in context: 1');
+    chat.commands.next({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}a long tool`, id: 'long' });
+    await chat.next((message): message is SessionMessage => message.type === 'tool.call');
+    const agents = sessionAgents();
+    expect(agents.length).toBeGreaterThan(0);
+    process.kill(frozen.child.child.pid as number, 'SIGSTOP');
+    try {
+      const failed = await chat.next((message): message is Extract<SessionMessage, { type: 'turn.failed' }> => message.type === 'turn.failed', 30_000);
+      expect(failed).toMatchObject({ turn: 2, reason: 'lost' });
+      await startWorker('frozen-b');
+      const three = await chat.ask('after the freeze');
+      expect(three.answer).toContain('User texts in context: 2 ("before the freeze" | "after the freeze")');
+    } finally {
+      process.kill(frozen.child.child.pid as number, 'SIGCONT');
+    }
+    const logLength = async (): Promise<number> => {
+      const client = redis.client();
+      try {
+        return await client.xlen(sessionKeys('agentrx', 'chat-frozen').log);
+      } finally {
+        client.disconnect();
+      }
+    };
+    const before = await logLength();
+    // Thawed: its lease is gone; it stops its agent and writes nothing.
+    await frozen.says((line) => line.event === 'session.deactivated' && (line['why'] === 'unreachable' || line['why'] === 'fenced'), 30_000);
+    for (const pid of agents) await until(() => !isAlive(pid), 20_000, `the frozen worker's agent ${String(pid)} is gone`);
+    await delay(1000);
+    expect(await logLength()).toBe(before);
+    const entries: SessionEntry[] = await lastValueFrom(fleet.followSession('chat-frozen').pipe(take(before), toArray()));
+    // The turn the frozen worker ran ended once, as lost: nothing of it after.
+    expect(entries.filter((entry) => entry.message.type === 'turn.completed' && entry.message.turn === 2)).toEqual([]);
+    expect(entries.filter((entry) => entry.message.type === 'turn.failed' && entry.message.turn === 2)).toHaveLength(1);
+  }, 180_000);
+});
