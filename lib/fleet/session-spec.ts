@@ -4,7 +4,7 @@ import { describeIssue } from '../agents/shared/option-schemas.js';
 import type { RunSpecOptions } from './run-spec.js';
 
 /** What a run spec has that a fleet session's does not: a session's prompts are its commands, its conversation is its id. */
-const RUN_ONLY = ['prompt', 'outputSchema', 'session', 'mcpServers', 'timeoutMs', 'ephemeral'] as const;
+const RUN_ONLY: readonly string[] = ['prompt', 'outputSchema', 'session', 'mcpServers', 'timeoutMs', 'ephemeral'];
 
 /**
  * What a caller may choose of a fleet session of the agent `N`: the options of its run spec (see
@@ -13,7 +13,7 @@ const RUN_ONLY = ['prompt', 'outputSchema', 'session', 'mcpServers', 'timeoutMs'
  * conversation), `outputSchema` (a command's own), `timeoutMs`, and `mcpServers` and Codex's
  * `ephemeral` (not taken by fleet sessions yet).
  */
-export type SessionSpecOptions<N extends AgentName> = Omit<RunSpecOptions<N>, (typeof RUN_ONLY)[number]>;
+export type SessionSpecOptions<N extends AgentName> = Omit<RunSpecOptions<N>, 'prompt' | 'outputSchema' | 'session' | 'mcpServers' | 'timeoutMs' | 'ephemeral'>;
 
 /** A fleet session of the agent `N` as data. */
 export interface AgentSessionSpec<N extends AgentName> {
@@ -39,7 +39,7 @@ export const FLEET_SESSION_IDLE_MS = 60_000;
 
 function sessionOptionsSchema(name: AgentName): z.ZodType {
   const spec = AGENTS[name].options.spec as unknown as z.ZodObject;
-  const kept = Object.fromEntries(Object.entries(spec.shape).filter(([key]) => !(RUN_ONLY as readonly string[]).includes(key)));
+  const kept = Object.fromEntries(Object.entries(spec.shape).filter(([key]) => !RUN_ONLY.includes(key)));
   return z.strictObject(kept);
 }
 
