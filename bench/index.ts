@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -21,6 +21,7 @@ import { sessionLatencies } from './sessions.js';
 import { permissionLatencies } from './permissions.js';
 import { hostToolLatencies } from './host-tools.js';
 import { firstTokenLatencies } from './first-token.js';
+import { conversationLatencies } from './conversation.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -317,6 +318,59 @@ try {
         token.rows.map((row) => [row.agent, spread(row.runEnd, 1), spread(row.bareEnd, 1), x(row.runOverBare), spread(row.bareStart, 1)]),
       ),
     );
+  }
+  if (runs('conversation')) {
+    // N pi sessions in one host: each alive agent holds ~140 MB and a second of start-up CPU.
+    const sessions = Number(process.env['BENCH_CONVERSATION_SESSIONS'] ?? (quick ? 5 : 20));
+    const conversation = await conversationLatencies(quick ? 3 : 10, { sessions, repetitions: quick ? 1 : 3 });
+    result['conversation'] = conversation;
+    const kB = (summary: Summary): string => `${(summary.min / 1e3).toFixed(1)} / ${(summary.median / 1e3).toFixed(1)} / ${(summary.max / 1e3).toFixed(1)}`;
+    report.push(
+      ...table(
+        `Conversations that sleep, on the real CLIs (fake model server on 127.0.0.1, the \`recall\` scenario), idleMs ${String(conversation.idleMs)}, ${String(conversation.rows[0]?.wake.runs ?? 0)} repetitions: the turn after a sleep, against a later turn of a session that stayed awake and a new session's first turn (same options and store)${conversation.skipped.length > 0 ? `; not measured, their sessions cannot sleep yet: ${conversation.skipped.join(', ')}` : ''}`,
+        [
+          'agent',
+          'snapshot after 1 turn kB',
+          'snapshot after 3 turns kB',
+          'sleep: idle timer → session.passivated ms',
+          'resumeMs',
+          'wake: prompt → first text ms',
+          'baseline: awake later turn, prompt → first text ms',
+          'baseline: new session, subscribe + prompt → first text ms',
+          'wake / awake',
+          'wake / new session',
+        ],
+        conversation.rows.map((row) => [row.agent, kB(row.snapshotBytes1), kB(row.snapshotBytes3), spread(row.sleep, 1), spread(row.resume, 1), spread(row.wake, 1), spread(row.awake, 1), spread(row.cold, 1), x(row.wakeOverAwake), x(row.wakeOverCold)]),
+      ),
+    );
+    const memory = conversation.memory;
+    if ('error' in memory) {
+      const failed = `The memory of ${String(sessions)} pi sessions in one host could not be measured: ${memory.error}\n`;
+      console.log(failed);
+      report.push(failed);
+    } else {
+      const perSession = (summary: Summary | undefined): string => (summary === undefined ? '' : spread(summary, 1));
+      report.push(
+        ...table(
+          `One host, ${String(memory.sessions)} ${memory.agent} sessions after one turn each: kept alive (idle) against asleep (idleMs ${String(conversation.idleMs)}, passivated), the resident memory of the host's whole process tree (the process table, /proc/<pid>/status and smaps_rollup), each host a fresh Node process, ${String(memory.repetitions)} repetitions; per session: (the tree − the same host's tree before its sessions) / ${String(memory.sessions)}`,
+          ['host', 'processes', 'host RSS MB', 'agents RSS MB', 'tree RSS MB', 'tree PSS MB', 'per session RSS MB', 'per session PSS MB', 'go → all at rest ms'],
+          memory.rows.map((row) => [
+            row.state === 'empty' ? 'no session yet' : `${String(memory.sessions)} sessions ${row.state}`,
+            spread(row.processes, 0),
+            spread(row.hostRssMB, 1),
+            spread(row.agentsRssMB, 1),
+            spread(row.treeRssMB, 1),
+            spread(row.treePssMB, 1),
+            perSession(row.perSessionRssMB),
+            perSession(row.perSessionPssMB),
+            row.settleMs === undefined ? '' : spread(row.settleMs, 0),
+          ]),
+        ),
+      );
+      const aliveOverAsleep = `the whole tree, ${String(memory.sessions)} sessions alive / asleep: RSS ${x(memory.aliveOverAsleepRss)}, PSS ${x(memory.aliveOverAsleepPss)}\n`;
+      console.log(aliveOverAsleep);
+      report.push(aliveOverAsleep);
+    }
   }
   if (runs('tools')) {
     const tools = await hostToolLatencies(quick ? 3 : 10);
