@@ -33,7 +33,7 @@ interface Worker {
 }
 
 /** A worker process with its own pi home and working folder. */
-async function startWorker(name: string): Promise<Worker> {
+async function startWorker(name: string, settings: Readonly<Record<string, unknown>> = {}): Promise<Worker> {
   const env = await createPiEnv({ baseUrl: server.baseUrl });
   homes.push(env);
   const folder = join(env.root, 'a working folder of', name, 'somewhere else entirely');
@@ -45,6 +45,7 @@ async function startWorker(name: string): Promise<Worker> {
       concurrency: 2,
       workFolder: folder,
       pi: { executable: PI, provider: OPENAI_PROVIDER, model: 'recall', env: env.env },
+      ...settings,
     }),
   });
   workers.push(child);
@@ -177,10 +178,14 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect((await chat.ask('kept question')).answer).toContain('User texts in context: 1');
     chat.commands.next({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}a long tool`, id: 'long' });
     await chat.next((message): message is SessionMessage => message.type === 'tool.call');
+    // Taken by the activation as a follow-up: it would run after the turn.
+    chat.commands.next({ type: 'follow-up', text: 'then this', id: 'queued' });
+    await chat.next((message): message is SessionMessage => message.type === 'input.accepted' && message.commandId === 'queued');
     const [agent] = sessionAgents();
     first.child.child.kill('SIGKILL');
     const failed = await chat.next((message): message is Extract<SessionMessage, { type: 'turn.failed' }> => message.type === 'turn.failed', 30_000);
     expect(failed).toMatchObject({ turn: 2, reason: 'lost' });
+    expect(await chat.next((message): message is SessionMessage => message.type === 'input.dropped' && message.commandId === 'queued')).toMatchObject({ kind: 'follow-up', reason: 'session-ended' });
     // The killed worker's agent is its own keeper's to end (not this test's): it goes with its worker.
     if (agent !== undefined) await until(() => !isAlive(agent), 20_000, `the killed worker's agent ${String(agent)} is gone`);
 
@@ -188,6 +193,23 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     const three = await chat.ask('after the crash');
     expect(three.turn).toBe(3);
     expect(three.answer).toContain('User texts in context: 2 ("kept question" | "after the crash")');
+  }, 180_000);
+
+  it('a closing worker puts its idle session to sleep; the next command wakes it on another worker', async () => {
+    const closing = await startWorker('drain-a', { drainMs: 30_000 });
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-drain', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await chat.ask('before the drain')).answer).toContain('User texts in context: 1');
+    const [agent] = sessionAgents();
+    closing.child.child.kill('SIGTERM');
+    expect(await chat.next(isPassivated, 30_000)).toMatchObject({ conversationId: 'chat-drain' });
+    await closing.says((line) => line.event === 'session.deactivated' && line['why'] === 'drained');
+    await closing.says((line) => line.event === 'closed');
+    if (agent !== undefined) expect(isAlive(agent)).toBe(false);
+    await startWorker('drain-b');
+    const two = await chat.ask('after the drain');
+    expect(two.turn).toBe(2);
+    expect(two.answer).toContain('User texts in context: 2 ("before the drain" | "after the drain")');
   }, 180_000);
 
   it('a frozen worker whose lease ran out writes nothing more once thawed, and its agent goes', async () => {
