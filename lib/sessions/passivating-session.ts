@@ -217,8 +217,11 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
             return;
           case 'terminal.completed':
           case 'terminal.failed':
-            if (phase === 'passivating' && message.type === 'terminal.completed') {
-              lastEnd = message;
+            if (phase === 'passivating') {
+              // Asleep all the same when the agent had to be stopped (it did not exit within its
+              // grace period, a loaded machine): its conversation up to its last turn is in its files.
+              if (message.type === 'terminal.completed') lastEnd = message;
+              else emit({ type: 'agent.warning', message: `the agent did not end by itself as the session fell asleep (${message.reason}: ${message.message}); it was stopped` });
               afterPassivation();
               return;
             }

@@ -64,6 +64,23 @@ function drive(made: PassivationSpec): SessionDriver {
 const rootPid = (message: SessionMessage | undefined): number => Number((message as { sessionId: string }).sessionId.replace('fixture-', ''));
 
 describe('passivatingSession on the fixture agent', () => {
+  it('falls asleep all the same when its agent does not exit by itself (stopped after its grace period): a warning, then the sleep', async () => {
+    const store = memoryStore();
+    const stubborn: PassivationSpec = {
+      ...spec(store),
+      session: () => fixtureSession(() => undefined, { tag: TAG, env: { STUBBORN: '1' }, gracePeriodMs: 300 }),
+    };
+    const session = drive(stubborn);
+    session.send({ type: 'prompt', text: 'echo:one' });
+    const first = rootPid(await session.nextOf('session.started'));
+    await session.nextOf('turn.completed');
+    expect((await session.nextOf('agent.warning')).message).toContain('did not end by itself');
+    await session.nextOf('session.passivated');
+    expect(isAlive(first)).toBe(false);
+    session.send({ type: 'prompt', text: 'echo:two' });
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+  });
+
   it('sleeps after idleMs: the conversation saved, the process gone; the next prompt wakes a new process that resumes it, turns numbered on', async () => {
     const store = memoryStore();
     const restored: ConversationSnapshot[] = [];
