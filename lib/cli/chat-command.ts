@@ -13,6 +13,9 @@ import { AGENT_OPTIONS, joinNegativeDurations, parseLimits, type RunLimits } fro
 import { parseArgsProblem } from './usage.js';
 import { APPROVE_HELP, approvePolicy } from './approve.js';
 import { MCP_CONFIG_HELP, readMcpConfig } from './mcp-config.js';
+import { redisUrlProblem } from '../fleet/connection.js';
+import { checkSessionId, checkSessionSpec, type SessionSpec } from '../fleet/session-spec.js';
+import { fleetSession } from './fleet-run.js';
 
 export const CHAT_USAGE = `usage: agent-rx chat [options]
 
@@ -41,6 +44,9 @@ ${executableHelp()}  --no-agent-retry        switch off the agent's own retries
   --grace <duration>      how long the agent may take to end a turn on an abort, to exit at the end,
                           or to stop before it is killed (default 2s)
 ${MCP_CONFIG_HELP}${APPROVE_HELP}  --queue                 Enter while a turn runs queues the text as a follow-up instead of steering
+  --fleet <redis-url>     with --session <id>: the fleet session id, its agent on the fleet's workers
+                          (agent-rx worker); it goes on from where any earlier chat left it, and
+                          sleeps on the fleet when this chat ends
   --no-color              no colours (also: NO_COLOR, or when stdout is not a terminal)
   -h, --help              this text
 
@@ -89,6 +95,8 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
         ...AGENT_OPTIONS,
         ...agentFlagOptions('session'),
         queue: { type: 'boolean', default: false },
+        fleet: { type: 'string' },
+        session: { type: 'string' },
       },
     });
   } catch (error) {
@@ -102,6 +110,7 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
   if (positionals.length > 0) {
     return { kind: 'usage-error', message: `chat takes no prompt argument (got ${JSON.stringify(positionals.join(' '))}): type prompts once it runs, or pipe them on stdin` };
   }
+  if (values.fleet !== undefined || values.session !== undefined) return fleetChat(values, agent);
   const options = sessionOptionsOf(values, agent);
   if (typeof options === 'string') return { kind: 'usage-error', message: options };
   // Build once now, so that invalid options are reported as usage errors, not when the chat starts.
@@ -122,6 +131,50 @@ export function parseChatArgs(argv: readonly string[]): ChatRequest {
     color: values['no-color'] ? false : undefined,
     options,
     session,
+  };
+}
+
+/**
+ * `chat --fleet <url> --session <id>`: the fleet session `id`, its agent on the fleet's workers.
+ * What runs the agent (its program, folder, grace, MCP servers) is the worker's; `--approve` takes
+ * a preset (decided on the worker).
+ */
+function fleetChat(values: AgentOptionValues & { readonly fleet?: string | undefined; readonly session?: string | undefined; readonly queue: boolean; readonly 'no-color'?: boolean | undefined }, agent: AgentName): ChatRequest {
+  const { fleet, session: sessionId } = values;
+  if (fleet === undefined) return { kind: 'usage-error', message: '--session <id> names a fleet session: it needs --fleet <redis-url>' };
+  if (sessionId === undefined) return { kind: 'usage-error', message: '--fleet needs --session <id>: the conversation to continue (or start)' };
+  const problem = redisUrlProblem(fleet);
+  if (problem !== null) return { kind: 'usage-error', message: `--fleet ${problem}` };
+  for (const flag of ['executable', 'grace', 'cwd', 'mcp-config'] as const) {
+    if (values[flag] !== undefined) return { kind: 'usage-error', message: `--${flag} cannot be given with --fleet: it is the worker's to choose` };
+  }
+  const own = agentFlagValues(agent, values, 'session');
+  if (typeof own === 'string') return { kind: 'usage-error', message: own };
+  const limits = parseLimits(values);
+  if (typeof limits === 'string') return { kind: 'usage-error', message: limits };
+  const { gracePeriodMs: _grace, timeoutMs: _timeout, ...times } = limits;
+  const approve = values.approve;
+  if (approve !== undefined && !['allow-all', 'allow-reads', 'deny-all'].includes(approve)) {
+    return { kind: 'usage-error', message: `--approve with --fleet is allow-all, allow-reads or deny-all (decided on the worker); got ${approve}` };
+  }
+  const options = { ...(values.model === undefined ? {} : { model: values.model }), ...own, ...times, ...(values['no-agent-retry'] === true ? { agentRetry: false } : {}) };
+  let spec: SessionSpec;
+  try {
+    checkSessionId(sessionId);
+    spec = checkSessionSpec({ agent, options, ...(approve === undefined ? {} : { permission: approve }) });
+  } catch (error) {
+    return { kind: 'usage-error', message: errorText(error) };
+  }
+  const attached = fleetSession(fleet, sessionId, spec);
+  return {
+    kind: 'chat',
+    agent,
+    displayName: AGENTS[agent].displayName,
+    description: `${agent} on the fleet, session ${sessionId}`,
+    queue: values.queue,
+    color: values['no-color'] === true ? false : undefined,
+    options,
+    session: () => (commands) => commands.pipe(attached, map(inFlagWords)),
   };
 }
 

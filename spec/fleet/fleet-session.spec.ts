@@ -11,6 +11,9 @@ import { isAlive } from '../helpers/processes.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
+import { execFile } from 'node:child_process';
+import { parseChatArgs } from '../../lib/cli/chat-command.js';
+import { ROOT } from '../helpers/tagged-child.js';
 
 // Conversations on the fleet: sessions addressed by id whose agent (the real pi, against the fake
 // model server's `recall` scenario, which answers with the user texts in its context) runs on one
@@ -250,4 +253,30 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(entries.filter((entry) => entry.message.type === 'turn.completed' && entry.message.turn === 2)).toEqual([]);
     expect(entries.filter((entry) => entry.message.type === 'turn.failed' && entry.message.turn === 2)).toHaveLength(1);
   }, 180_000);
+
+  it('agent-rx chat --fleet --session continues a conversation from another chat process: the second chat’s answer knows the first’s', async () => {
+    await startWorker('chat-cli');
+    const chat = (line: string): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+      new Promise((resolve) => {
+        const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'chat', '--fleet', redis.url, '--session', 'cli-chat', '--no-color'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+        });
+        child.stdin?.end(`${line}\n`);
+      });
+    const first = await chat('first from the terminal');
+    expect(first).toMatchObject({ code: 0 });
+    expect(first.stdout).toContain('User texts in context: 1');
+    const second = await chat('second from the terminal');
+    expect(second).toMatchObject({ code: 0 });
+    expect(second.stdout).toContain('User texts in context: 2 ("first from the terminal" | "second from the terminal")');
+  }, 180_000);
+
+  it('chat refuses as usage errors --session without --fleet, --fleet without --session, and what is the worker’s to choose', () => {
+    expect(parseChatArgs(['--session', 'x'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('needs --fleet') });
+    expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('needs --session') });
+    expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'x', '--cwd', '.'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining("--cwd cannot be given with --fleet") });
+    expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'x', '--approve', 'ask'])).toMatchObject({ kind: 'usage-error' });
+    expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'not an id'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('session id') });
+    expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'chat-1', '--model', 'm'])).toMatchObject({ kind: 'chat', description: 'pi on the fleet, session chat-1' });
+  });
 });
