@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { isTerminal, type SessionCommand, type SessionMessage } from '../messages.js';
+import { isTerminal, type InputKind, type SessionCommand, type SessionMessage } from '../messages.js';
 import { fleetFailure } from './failure.js';
 import { asError, type ErrorReport } from './on-error.js';
 import type { Queue, Redis } from './peers.js';
@@ -57,6 +57,11 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
       let commandsDone = false;
       // Commands sent and not answered: command id → the turn it started (once known).
       const waiting = new Map<string, number | null>();
+      const kinds = new Map<string, InputKind>();
+      const settle = (id: string): void => {
+        waiting.delete(id);
+        kinds.delete(id);
+      };
       let agentSessionId: string | undefined;
       let sending: Promise<unknown> = Promise.resolve();
       let lastAnswer = performance.now();
@@ -78,19 +83,19 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
             agentSessionId = message.sessionId;
             break;
           case 'input.dropped':
-            if (message.commandId !== undefined) waiting.delete(message.commandId);
+            if (message.commandId !== undefined) settle(message.commandId);
             break;
           case 'input.accepted':
             if (message.commandId === undefined || !waiting.has(message.commandId)) break;
             if (message.as === 'turn') waiting.set(message.commandId, message.turn);
-            else if (message.as !== 'follow-up') waiting.delete(message.commandId);
+            else if (message.as !== 'follow-up') settle(message.commandId);
             break;
           case 'turn.started':
             if (message.commandId !== undefined && waiting.has(message.commandId)) waiting.set(message.commandId, message.turn);
             break;
           case 'turn.completed':
           case 'turn.failed':
-            for (const [id, turn] of waiting) if (turn === message.turn) waiting.delete(id);
+            for (const [id, turn] of waiting) if (turn === message.turn) settle(id);
             break;
           default:
             break;
@@ -102,7 +107,11 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         const value: unknown = command;
         const withId = typeof value === 'object' && value !== null && typeof (value as { readonly id?: unknown }).id !== 'string' ? { ...value, id: randomUUID() } : value;
         const id = typeof withId === 'object' && withId !== null ? (withId as { readonly id?: unknown }).id : undefined;
-        if (typeof id === 'string') waiting.set(id, null);
+        if (typeof id === 'string') {
+          waiting.set(id, null);
+          const type = (withId as { readonly type?: unknown }).type;
+          kinds.set(id, type === 'prompt' || type === 'follow-up' || type === 'steer' || type === 'abort' || type === 'permission' ? type : 'invalid');
+        }
         sending = sending.then(async () => {
           try {
             await caller.redis.multi().xadd(keys.commands, 'MAXLEN', '~', SESSION_MAX_ENTRIES, '*', 'c', JSON.stringify(withId)).expire(keys.commands, SESSION_TTL_SECONDS).exec();
@@ -113,12 +122,26 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         });
       };
 
+      /** The commands still waiting, answered by this attachment itself: the session's state is gone from Redis. */
+      const forget = (): void => {
+        const message = `Redis lost the session ${sessionId}'s state (restarted without its data?)`;
+        for (const [id, turn] of [...waiting]) {
+          const kind = kinds.get(id) ?? 'invalid';
+          settle(id);
+          if (over) return;
+          if (turn === null) subscriber.next({ type: 'input.dropped', kind, reason: 'session-ended', message, commandId: id });
+          else subscriber.next({ type: 'turn.failed', turn, reason: 'lost', message });
+        }
+        maybeDone();
+      };
       const watch = async (): Promise<void> => {
         if (waiting.size === 0 || performance.now() - watchedAt < WATCH_MS) return;
         watchedAt = performance.now();
         try {
           await caller.redis.agentRxSessionLost(keys.lease, keys.log, keys.open, keys.taken, 'the activation that ran it was lost (its worker died, froze or lost Redis)', SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS);
           await activate(caller, keys, sessionId, checked);
+          // Redis lost the session's keys (restarted without its data): what waits is answered here, as lost.
+          if ((await caller.redis.exists(keys.commands, keys.log)) === 0) forget();
         } catch (error) {
           caller.report(error);
         }

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,23 @@ function sessionAgents(): number[] {
     }
   }
   return found;
+}
+
+/** The activations whose agents (and their tools) are alive now: their lease holders (`<worker>/<token>`). */
+function liveActivations(): Set<string> {
+  const holders = new Set<string>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (!environ.some((variable) => variable.startsWith(`${TAG}=`))) continue;
+      const holder = environ.find((variable) => variable.startsWith(`${SESSION_ENV}=`));
+      if (holder !== undefined && isAlive(Number(entry))) holders.add(holder);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return holders;
 }
 
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -279,4 +297,78 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'not an id'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('session id') });
     expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'chat-1', '--model', 'm'])).toMatchObject({ kind: 'chat', description: 'pi on the fleet, session chat-1' });
   });
+
+  it('under random prompts, long turns, sleeps, worker kills and Redis restarts: every command answered once, turns never overlap, at most one live agent at every sample, one terminal', async () => {
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom('prompt', 'long', 'sleep', 'kill', 'restart'), { minLength: 3, maxLength: 6 }), async (steps) => {
+        round += 1;
+        const live: Worker[] = [await startWorker(`prop-${String(round)}-0`), await startWorker(`prop-${String(round)}-1`)];
+        const fleet = dispatcher();
+        const chat = new Attachment(fleet.session(`prop-${String(round)}`, checkSessionSpec({ agent: 'pi', idleMs: 800 })));
+        let most = 0;
+        const sampler = setInterval(() => {
+          most = Math.max(most, liveActivations().size);
+        }, 50);
+        const sent: string[] = [];
+        const answeredOnce = (id: string): boolean => answersOf(chat.seen, id) > 0;
+        try {
+          for (const [index, step] of steps.entries()) {
+            const id = `p${String(index)}`;
+            if (step === 'prompt' || step === 'long') {
+              sent.push(id);
+              chat.commands.next({ type: 'prompt', text: step === 'long' ? `${scenarioMarker('sleep_tool')}step ${String(index)}` : `step ${String(index)}`, id });
+              if (step === 'prompt') await until(() => answeredOnce(id), 90_000, `an answer to ${id}`);
+              else await until(() => answeredOnce(id) || chat.seen.some((message) => message.type === 'tool.call'), 90_000, `the tool of ${id}`);
+            } else if (step === 'sleep') await delay(2000);
+            else if (step === 'kill') {
+              const [victim] = live.splice(0, 1);
+              victim?.child.child.kill('SIGKILL');
+              live.push(await startWorker(`prop-${String(round)}-${String(index + 2)}`));
+            } else {
+              await redis.kill();
+              await delay(500);
+              await redis.restart();
+            }
+          }
+          chat.commands.complete();
+          const all = await lastValueFrom(chat.messages.pipe(toArray(), timeout(120_000)));
+          const terminals = all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed');
+          expect(terminals).toHaveLength(1);
+          expect(all.at(-1)).toBe(terminals[0]);
+          for (const id of sent) expect([id, answersOf(all, id)]).toEqual([id, 1]);
+          let open: number | null = null;
+          for (const message of all) {
+            if (message.type === 'turn.started') {
+              expect(open).toBeNull();
+              open = message.turn;
+            } else if (message.type === 'turn.completed' || message.type === 'turn.failed') {
+              expect(message.turn).toBe(open);
+              open = null;
+            }
+          }
+          expect(most).toBeLessThanOrEqual(1);
+        } finally {
+          clearInterval(sampler);
+          for (const worker of live) worker.child.cleanUp();
+        }
+      }),
+      { numRuns: 3, endOnFailure: true },
+    );
+  }, 900_000);
 });
+
+/** How many times a command was answered: dropped, or the turn it started ended (the next turn end after its start). */
+function answersOf(messages: readonly SessionMessage[], id: string): number {
+  let count = 0;
+  let mine = false;
+  for (const message of messages) {
+    if (message.type === 'input.dropped' && message.commandId === id) count += 1;
+    else if (message.type === 'turn.started') mine = message.commandId === id;
+    else if ((message.type === 'turn.completed' || message.type === 'turn.failed') && mine) {
+      count += 1;
+      mine = false;
+    }
+  }
+  return count;
+}

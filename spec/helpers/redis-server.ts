@@ -15,7 +15,7 @@ export interface RedisServer {
   client(): Redis;
   /** SIGKILL, as a crash: no goodbye to the clients. */
   kill(): Promise<void>;
-  /** Starts it again on the same socket (empty: there is no persistence). */
+  /** Starts it again on the same socket (empty: there is no persistence), after `kill()`. */
   restart(): Promise<void>;
   /** Ends it and removes its folder. */
   stop(): Promise<void>;
@@ -65,7 +65,12 @@ export async function startRedis(): Promise<RedisServer> {
       return client;
     },
     kill: () => end('SIGKILL'),
-    restart: launch,
+    restart: async () => {
+      // Two servers on one socket would split the clients between them: a restart follows a kill.
+      const running: ChildProcess | null = child;
+      if (running !== null && running.exitCode === null && running.signalCode === null) throw new Error('redis-server is still running: kill() it before restart()');
+      await launch();
+    },
     stop: async () => {
       // A client disconnected already would arm a reconnection timer if told again.
       for (const client of clients.splice(0)) if (client.status !== 'end') client.disconnect();
