@@ -76,15 +76,19 @@ export interface FleetRunsSettings {
 
 /** Loads agent-rx/fleet (bullmq, ioredis: only in fleet mode) and connects to Redis. */
 export async function createFleetRuns(settings: FleetRunsSettings): Promise<FleetRuns> {
+  return new Runs(await connectFleet(settings.fleet, settings.log), settings);
+}
+
+/** A dispatcher on the fleet's Redis, agent-rx/fleet loaded now (bullmq, ioredis: only in fleet mode); Redis errors logged once each. */
+export async function connectFleet(options: WebFleetOptions, log: (line: string) => void): Promise<RunDispatcher> {
   let fleet: typeof import('../../lib/fleet.js');
   try {
     fleet = await import('../../lib/fleet.js');
   } catch (error) {
     throw new Error(`fleet mode needs the packages bullmq and ioredis (npm install bullmq ioredis): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
-  const { fleet: options, log } = settings;
   let lastError = '';
-  const dispatcher = fleet.createRunDispatcher({
+  return fleet.createRunDispatcher({
     connection: options.connection,
     ...(options.queue === undefined ? {} : { queue: options.queue }),
     ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
@@ -95,7 +99,6 @@ export async function createFleetRuns(settings: FleetRunsSettings): Promise<Flee
       log(`fleet: ${error.message}`);
     },
   });
-  return new Runs(dispatcher, settings);
 }
 
 class Runs implements FleetRuns {

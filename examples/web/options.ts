@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { agentFlagOptions, agentFlagValues } from '../../lib/cli/agent-flags.js';
 import { checkRunSpec, type RunSpec } from '../../lib/fleet/run-spec.js';
+import { checkSessionSpec, type SessionSpec } from '../../lib/fleet/session-spec.js';
 import type { SpecPrompt } from '../../lib/agents/shared/option-schemas.js';
 import { AGENT_NAMES, AGENTS, isAgentName, type AgentName, type ImageMimeType } from '../../lib/index.js';
 import { DEFAULT_TRANSCRIPTS } from '../replay-agent/recordings.js';
@@ -41,7 +42,11 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
                         redis://host:port, rediss://…, unix:///path/redis.sock. The workers decide
                         what runs (no --executable; a replay's transcript goes as the model), and
                         a stream that drops resumes where it stopped (the run waits ${FLEET_GRACE_TEXT}
-                        for its page to come back, then is cancelled)
+                        for its page to come back, then is cancelled). With --session (and
+                        --real), the conversation is a fleet session: its agent runs on a
+                        worker and falls asleep there when idle; the tab keeps its id, so a
+                        reload shows the conversation and goes on, and a worker that dies or
+                        restarts leaves it to another
   the agents' own flags of agent-rx run (--provider, --approval-mode, …) pass to the real agent
   The page can attach an image to a prompt (PNG, JPEG, GIF or WebP, at most 5 MB) for the real
   agent or a session; an agent that cannot take one says so. A replay reads no prompt: no image.
@@ -49,7 +54,7 @@ By default the agent is a bundled replay of a recorded run (offline, no API key,
 `;
 
 /** A real run of one agent. */
-interface RealRun {
+export interface RealRun {
   readonly kind: 'real';
   readonly agent: AgentName;
   readonly model?: string;
@@ -120,7 +125,9 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (values.session === true && !real && name !== 'pi') {
     return { kind: 'usage-error', message: `--session replays pi only (examples/replay-agent/pi-rpc-replay.mjs); for ${AGENTS[name].displayName}, add --real` };
   }
-  if (values.session === true && fleet !== undefined) return { kind: 'usage-error', message: "--session runs the agent here: it does not go with --fleet (the fleet's runs are one-shot)" };
+  if (values.session === true && fleet !== undefined && !real) {
+    return { kind: 'usage-error', message: '--session with --fleet needs --real: a fleet session falls asleep and wakes from its agent\'s own conversation, which a replay has not' };
+  }
   const onFleet = fleet === undefined ? {} : { fleet };
   const inSession = values.session === true ? { session: true as const } : {};
   if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet, ...inSession };
@@ -195,6 +202,18 @@ export function fleetSpecFor(agent: AgentChoice, prompt: SpecPrompt): RunSpec {
   const model = agent.kind === 'replay' ? agent.transcript : agent.model;
   const own = agent.kind === 'real' ? agent.options : undefined;
   return checkRunSpec({ agent: agent.agent, options: { prompt, ...own, ...(model === undefined ? {} : { model }) } });
+}
+
+/**
+ * What a fleet session asks of the workers: the agent, the model and what the agent's own flags
+ * set, and how long it stays awake without a turn (`idleMs`; default the fleet's, a minute).
+ */
+export function fleetSessionSpecFor(agent: RealRun, idleMs?: number): SessionSpec {
+  return checkSessionSpec({
+    agent: agent.agent,
+    options: { ...agent.options, ...(agent.model === undefined ? {} : { model: agent.model }) },
+    ...(idleMs === undefined ? {} : { idleMs }),
+  });
 }
 
 // One line saying which agent runs, for the console and the page.

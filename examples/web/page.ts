@@ -17,6 +17,10 @@
 // (where the agent offers `allow-always`) and Deny, which POST the `permission` command; its
 // `permission.resolved` says the decision and who made it (you, the deadline, an abort, the turn's
 // end) and closes the card.
+// A fleet session (`data-fleet="session"`, fleet-sessions.ts) is a conversation that outlives the
+// page: the tab keeps its id (sessionStorage), so a reload opens its stream again from the start
+// (every turn so far, then the live ones), its stream reconnects after a drop, and End session lets
+// it go (it falls asleep on the fleet) instead of ending a process.
 // An image can go with a prompt (the file input under it: PNG, JPEG, GIF or WebP, at most 5 MB),
 // as its bytes in base64 with their type: in a session, in the command's `parts`; for a run, POSTed
 // to /attachments first and named in GET /run (an EventSource cannot send a body). An agent that
@@ -36,6 +40,7 @@ import {
   type SessionCommand,
   type SessionMessage,
   type TerminalMessage,
+  type EventSourceLike,
 } from '../../lib/browser.js';
 import { MAX_IMAGE_BYTES } from '../../lib/operators/prompt-parts.js';
 import { resumingEventSource } from './resumable.js';
@@ -73,6 +78,14 @@ const sessionMode = app.dataset['mode'] === 'session';
 const recording = app.dataset['mode'] === 'replay' || (sessionMode && (app.dataset['recording'] ?? '') !== '') ? (app.dataset['recording'] ?? '') : null;
 /** Whether the server's sessions can ask before their tools (a real agent whose sessions take `permission`). */
 const canAsk = sessionMode && app.dataset['ask'] === 'available';
+/** Whether a session is a fleet session: a conversation that outlives this page, kept by its id for the tab. */
+const onFleet = sessionMode && app.dataset['fleet'] === 'session';
+/** Where the tab keeps its fleet session's id (a reload opens it again). */
+const SESSION_KEY = 'agent-rx.web.session';
+/** EventSource.OPEN. */
+const OPEN = 1;
+/** Command ids unique across the page's loads: a fleet session's commands are taken once by id. */
+const pageKey = Math.random().toString(36).slice(2, 10);
 
 /** The run on screen: its subscription, its block, and the fleet's id of it once its stream said it. */
 interface CurrentRun {
@@ -93,8 +106,9 @@ if (recording !== null) {
 if (sessionMode) {
   banner.hidden = false;
   banner.dataset['kind'] = 'session';
-  banner.textContent =
-    recording === null
+  banner.textContent = onFleet
+    ? 'Session mode on a fleet · a conversation whose agent runs on one of the fleet’s workers and falls asleep there when idle. This tab keeps it: a reload shows it again and goes on with it, and a worker that dies leaves it to another. Stop aborts the running turn; End session lets it go.'
+    : recording === null
       ? 'Session mode · one session: the agent remembers the conversation. One agent process answers every prompt until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process.'
       : `Session mode, offline · one session of pi's RPC replay agent: one process answers every prompt with the recording “${recording}” (it does not read the prompt) until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process. Start the server with --real --session to talk to pi itself.`;
   agentNote.textContent = 'streamed with server-sent events; Stop aborts the running turn, End session or closing the tab ends the agent.';
@@ -279,7 +293,7 @@ function stream(run: CurrentRun, url: string): void {
 
 /** The open session: its stream, its id once the stream said it, its running turn and its queued prompts. */
 interface LiveSession {
-  readonly source: EventSource;
+  readonly source: EventSourceLike;
   /** The session's messages, read by fromSessionEventSource; unsubscribing closes the stream. */
   subscription: Subscription | null;
   id: string | null;
@@ -299,12 +313,16 @@ interface LiveSession {
 let live: LiveSession | null = null;
 let commandCount = 0;
 
+// A fleet session this tab had before a reload: its whole conversation again, and on with it.
+const kept = onFleet ? sessionStorage.getItem(SESSION_KEY) : null;
+if (kept !== null) openSession(kept);
+
 // A prompt of the conversation: it opens the session if none is open, starts a turn when none runs,
 // and is queued as a follow-up (the next turn) while one runs.
 function sendPrompt(prompt: string, image: PageImage | null): void {
   const session = live ?? openSession();
   commandCount += 1;
-  const id = `c${String(commandCount)}`;
+  const id = commandId();
   const busy = session.turn !== null || session.queued.size > 0;
   const block = createRunBlock(transcript, prompt, 'queued', answerFor(session), image);
   block.note(busy ? 'queued as a follow-up: it runs as the next turn, after the running one' : 'sent to the session');
@@ -315,18 +333,28 @@ function sendPrompt(prompt: string, image: PageImage | null): void {
   updateSessionControls();
 }
 
-function openSession(): LiveSession {
-  const line = element('div', 'note session-line', 'session: starting the agent…');
+// A command's id: `c<n>`; on a fleet, with this page load's key (an earlier load's `c1` was taken).
+function commandId(): string {
+  return onFleet ? `${pageKey}-c${String(commandCount)}` : `c${String(commandCount)}`;
+}
+
+// Opens a session: a new one, or on a fleet the tab's conversation `kept` (its log from the start).
+function openSession(kept: string | null = null): LiveSession {
+  const line = element('div', 'note session-line', kept === null ? 'session: starting the agent…' : `session ${kept}: the conversation so far…`);
   transcript.append(line);
   const asks = canAsk && askInput.checked;
-  const source = new EventSource(asks ? '/session?permission=ask' : '/session');
+  const url = kept !== null ? `/session?id=${encodeURIComponent(kept)}` : asks ? '/session?permission=ask' : '/session';
+  // A fleet session's stream resumes after a drop (the browser reconnects with its last event id).
+  const source = onFleet ? resumingEventSource(new EventSource(url), { event: 'session' }) : new EventSource(url);
   const session: LiveSession = { source, subscription: null, id: null, unsent: [], queued: new Map(), turn: null, line, ending: false, asks, asking: new Set() };
   live = session;
-  setStatus('running', 'Starting the agent…');
+  if (kept === null) setStatus('running', 'Starting the agent…');
+  else setStatus('idle', 'The conversation so far');
   session.source.addEventListener('session', (event) => {
     const id = readSessionId((event as MessageEvent<unknown>).data);
     if (id === null || session.id !== null) return;
     session.id = id;
+    if (onFleet) sessionStorage.setItem(SESSION_KEY, id);
     for (const command of session.unsent.splice(0)) post(session, command);
   });
   // The session's messages. A stream that closes before the session's terminal (the server went
@@ -344,7 +372,7 @@ function openSession(): LiveSession {
 async function decide(session: LiveSession, requestId: string, decision: PermissionDecision): Promise<string | null> {
   if (session.id === null || live !== session) return 'the session is not open';
   commandCount += 1;
-  const command: SessionCommand = { type: 'permission', requestId, decision, id: `c${String(commandCount)}` };
+  const command: SessionCommand = { type: 'permission', requestId, decision, id: commandId() };
   try {
     const response = await fetch(`/session/${encodeURIComponent(session.id)}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(command) });
     return response.ok ? null : `HTTP ${String(response.status)}: ${(await response.text()).trim()}`;
@@ -399,6 +427,9 @@ function endSession(): void {
     return;
   }
   void fetch(`/session/${encodeURIComponent(session.id)}/end`, { method: 'POST' }).catch(() => undefined);
+  // A fleet session has no end of its own: this page lets it go, and it falls asleep when idle.
+  if (onFleet) sessionStorage.removeItem(SESSION_KEY);
+  if (onFleet) sessionOver(session, 'ended', '■ Session ended on this page', 'The conversation falls asleep on the fleet when idle; the next prompt starts a new one.');
 }
 
 function onSessionMessage(session: LiveSession, message: SessionMessage): void {
@@ -473,7 +504,7 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
     default:
       // The agent's session id goes on the session's line; other content into the running turn,
       // and outside one (a warning) a note.
-      if (message.type === 'session.started' || message.type === 'session.resumed') session.line.textContent = `session ${message.sessionId} · one agent process for the conversation${session.asks ? ' · it asks before each tool' : ''}`;
+      if (message.type === 'session.started' || message.type === 'session.resumed') session.line.textContent = onFleet ? `session ${session.id ?? message.sessionId} · a conversation on the fleet: its agent sleeps when idle and wakes on any worker` : `session ${message.sessionId} · one agent process for the conversation${session.asks ? ' · it asks before each tool' : ''}`;
       else if (session.turn !== null) session.turn.block.show(message);
       else if (message.type === 'agent.warning') transcript.append(element('div', 'note', `the agent warns: ${message.message}`));
   }
@@ -482,6 +513,9 @@ function onSessionMessage(session: LiveSession, message: SessionMessage): void {
 // The session is over: its terminal, shown at the end of the conversation. The next prompt opens a new one.
 function sessionOver(session: LiveSession, state: 'ended' | 'failed', title: string, detail: string): void {
   live = null;
+  // A fleet session's own terminal (read from its open stream) ends it for the tab too; a stream
+  // that broke (the page unloading, the server gone) leaves the id for the next load.
+  if (onFleet && session.source.readyState === OPEN) sessionStorage.removeItem(SESSION_KEY);
   session.subscription?.unsubscribe(); // closes the stream, and the server stops the agent with it
   session.turn?.block.finish('failed', '✗ Failed · the session ended first', detail);
   for (const block of session.queued.values()) block.finish('stopped', '■ Not run · session-ended', 'The session ended before this prompt ran.');

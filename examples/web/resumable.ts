@@ -11,9 +11,13 @@
 // reads `message` events only, does not see it. An EventSource that reconnects sends the last id as
 // `Last-Event-ID`, and the server answers with `follow(runId, { after: entry id })`: exactly the
 // rest of the run.
+//
+// A fleet session's stream (fleet-sessions.ts) has the same ids, its session id in place of the
+// run's and its log's entry ids (`followSession`'s `after`); its first event is `event: session`
+// with data `{"id":…,"graceMs":…}`.
 import type { EventLike, EventSourceLike } from '../../lib/browser.js';
 
-/** The type of the first event of a resumable stream. */
+/** The type of the first event of a fleet run's resumable stream. */
 export const RUN_EVENT = 'run';
 
 /** The data of the `run` event. */
@@ -32,6 +36,13 @@ const EVENT_ID = /^([\w.:-]{1,200})\/(\d{1,20}-\d{1,20})$/;
 /** Whether `text` is a run id the fleet takes (1 to 200 letters, digits, `_ . : -`). */
 export function isRunId(text: string): boolean {
   return RUN_ID.test(text);
+}
+
+const SESSION_ID = /^[\w.-]{1,200}$/;
+
+/** Whether `text` is a fleet session id (1 to 200 letters, digits, `_ . -`). */
+export function isSessionId(text: string): boolean {
+  return SESSION_ID.test(text);
 }
 
 /** The SSE `id` of a run's entry. */
@@ -65,18 +76,35 @@ export function parseRunEvent(data: unknown): RunEventData | null {
 export interface ResumingOptions {
   /** Told the run once its `run` event came: the page cancels it by that id on Stop. */
   readonly onRun?: (run: RunEventData) => void;
-  /** How long to wait for a reconnect before giving up. Default: the run's `graceMs` (after that the server has cancelled it). */
+  /** How long to wait for a reconnect before giving up. Default: the stream's `graceMs` (for a run, after that the server has cancelled it). */
   readonly giveUpMs?: number;
+  /**
+   * The named event that says the stream is resumable, with a `graceMs` in its data. Default `run`
+   * (a fleet run's stream); a fleet session's stream says it with its `session` event.
+   */
+  readonly event?: string;
+}
+
+/** The `graceMs` of a resumable stream's first event (any JSON object with one), or `null`. */
+export function parseGraceMs(data: unknown): number | null {
+  if (typeof data !== 'string') return null;
+  try {
+    const value: unknown = JSON.parse(data);
+    const graceMs = typeof value === 'object' && value !== null ? (value as { graceMs?: unknown }).graceMs : undefined;
+    return typeof graceMs === 'number' && graceMs >= 0 ? graceMs : null;
+  } catch {
+    return null;
+  }
 }
 
 const CLOSED = 2;
 
 /**
- * Wraps an EventSource for `fromAgentEventSource` so that a resumable stream survives a drop.
+ * Wraps an EventSource for `fromAgentEventSource` (or `fromSessionEventSource`) so that a resumable stream survives a drop.
  * `fromAgentEventSource` ends its run on the first `error` event (it never reconnects, since a
  * plain stream would start the run again). A browser's EventSource fires `error` when the
  * connection drops and then reconnects by itself (readyState 0): once the stream has said it is
- * resumable (its `run` event), those `error`s are held back, and the reconnect is left to the
+ * resumable (its `run` event, or the `event` option's), those `error`s are held back, and the reconnect is left to the
  * browser; the server resumes after the last id. An `error` is let through when the browser gave
  * up (readyState 2: the server answered 204, an HTTP error, or not an event stream), when the
  * stream is not a resumable one (no `run` event: exactly today's behaviour), or when no reconnect
@@ -92,13 +120,16 @@ class ResumingEventSource implements EventSourceLike {
   readonly #source: EventSourceLike;
   readonly #options: ResumingOptions;
   readonly #errorListeners = new Map<Listener, Listener>();
-  #run: RunEventData | null = null;
+  readonly #event: string;
+  /** The stream's `graceMs`, once it said it is resumable. */
+  #graceMs: number | null = null;
   #giveUp: ReturnType<typeof setTimeout> | null = null;
 
   constructor(source: EventSourceLike, options: ResumingOptions) {
     this.#source = source;
     this.#options = options;
-    source.addEventListener(RUN_EVENT, this.#onRun);
+    this.#event = options.event ?? RUN_EVENT;
+    source.addEventListener(this.#event, this.#onFirst);
     source.addEventListener('open', this.#onOpen);
   }
 
@@ -136,16 +167,19 @@ class ResumingEventSource implements EventSourceLike {
 
   close(): void {
     this.#stopWaiting();
-    this.#source.removeEventListener(RUN_EVENT, this.#onRun);
+    this.#source.removeEventListener(this.#event, this.#onFirst);
     this.#source.removeEventListener('open', this.#onOpen);
     this.#source.close();
   }
 
-  readonly #onRun = (event: EventLike): void => {
-    const run = parseRunEvent(event.data);
-    if (run === null || this.#run !== null) return;
-    this.#run = run;
-    this.#options.onRun?.(run);
+  readonly #onFirst = (event: EventLike): void => {
+    if (this.#graceMs !== null) return;
+    if (this.#event === RUN_EVENT) {
+      const run = parseRunEvent(event.data);
+      if (run === null) return;
+      this.#graceMs = run.graceMs;
+      this.#options.onRun?.(run);
+    } else this.#graceMs = parseGraceMs(event.data);
   };
 
   readonly #onOpen = (): void => {
@@ -154,13 +188,13 @@ class ResumingEventSource implements EventSourceLike {
 
   // Whether an `error` event reaches the listeners now; a held one starts the wait for the reconnect.
   #passes(): boolean {
-    const run = this.#run;
-    if (run === null || this.#source.readyState === CLOSED) return true;
+    const graceMs = this.#graceMs;
+    if (graceMs === null || this.#source.readyState === CLOSED) return true;
     this.#giveUp ??= setTimeout(() => {
       this.#giveUp = null;
       this.#source.close();
       for (const listener of [...this.#errorListeners.keys()]) listener({});
-    }, this.#options.giveUpMs ?? run.graceMs);
+    }, this.#options.giveUpMs ?? graceMs);
     return false;
   }
 

@@ -14,8 +14,10 @@
 // agent-rx/fleet workers instead, and a stream that drops resumes where it stopped: see
 // fleet-runs.ts (who holds a run, when it is cancelled) and resumable.ts (the event ids). Stop is
 // then also a POST /cancel?run=<id>.
-// In session mode (`--session`, or the `session` option; no fleet), one agent process answers the
-// whole conversation: GET /session, POST /session/<id>, POST /session/<id>/end (see sessions.ts).
+// In session mode (`--session`, or the `session` option), one agent process answers the whole
+// conversation: GET /session, POST /session/<id>, POST /session/<id>/end (see sessions.ts). With a
+// fleet too, the conversation is a fleet session that outlives the page, its stream, its worker
+// and this server, with the same endpoints (see fleet-sessions.ts); the page keeps its id.
 // Offline it is pi's RPC replay agent (examples/replay-agent/pi-rpc-replay.mjs, every turn a
 // recording); with the real agent, the agent itself. The page says which (`data-mode="session"`,
 // and `data-recording` for the replay). A real agent whose sessions take `permission` can ask
@@ -33,12 +35,14 @@ import { agentByName, agentSession, AGENTS, isTerminal, runAgent, stopAllRuns, t
 import { terminalFailed } from '../../lib/terminal-failed.js';
 import { createAttachments, MAX_ATTACHMENT_BODY_BYTES, readWebImage, type Attachments } from './attachments.js';
 import { createFleetRuns, type FleetRuns, type WebFleetOptions } from './fleet-runs.js';
+import { createFleetSessions, type FleetSessions } from './fleet-sessions.js';
 import {
   DEFAULT_AGENT,
   DEFAULT_PROMPT,
   DEFAULT_TRANSCRIPTS,
   describeAgent,
   describePrompt,
+  fleetSessionSpecFor,
   fleetSpecFor,
   parseWebArgs,
   runOptionsFor,
@@ -74,9 +78,12 @@ export interface WebServerOptions {
   /**
    * Session mode: one agent process for the whole conversation (GET /session, POST /session/<id>,
    * POST /session/<id>/end): the real agent, or for a replay of pi the RPC replay agent (the other
-   * agents have no interactive replay). Not with a fleet.
+   * agents have no interactive replay). With a fleet, a fleet session of the real agent, which
+   * outlives the page, the stream, the worker and this server.
    */
   readonly session?: boolean;
+  /** A fleet session's `idleMs`: how long its agent stays without a turn before it falls asleep. Default: the fleet's (a minute). */
+  readonly sessionIdleMs?: number;
   /**
    * How long a session's permission request waits for the page's answer before it is denied
    * (`permission.resolved` by `deadline`). Default: the library's (5 minutes).
@@ -101,12 +108,15 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   if (options.session === true && agent.kind === 'replay' && agent.agent !== 'pi') {
     throw new TypeError(`session mode replays pi only (its RPC replay agent): ${AGENTS[agent.agent].displayName} needs the real agent`);
   }
-  if (options.session === true && options.fleet !== undefined) throw new TypeError("session mode runs the agent here: it does not go with a fleet (the fleet's runs are one-shot)");
-  // Whether the page may open sessions that ask before each tool.
-  const canAsk = options.session === true && agent.kind === 'real' && sessionsCanAsk(agent.agent);
+  if (options.session === true && options.fleet !== undefined && agent.kind === 'replay') {
+    throw new TypeError("a fleet session needs the real agent: it falls asleep and wakes from its agent's own conversation, which a replay has not");
+  }
+  const onFleet = options.session === true && options.fleet !== undefined;
+  // Whether the page may open sessions that ask before each tool (a fleet session's tools are the worker's to allow).
+  const canAsk = options.session === true && !onFleet && agent.kind === 'real' && sessionsCanAsk(agent.agent);
   const asking = { permission: 'ask' as const, ...(options.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: options.permissionTimeoutMs }) };
   const sessions: WebSessions | null =
-    options.session === true
+    options.session === true && !onFleet
       ? createWebSessions({
           agentName: AGENTS[agent.agent].displayName,
           log,
@@ -115,10 +125,11 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         })
       : null;
   // Images attached to one-shot runs (a session's commands carry theirs).
-  const attachments: Attachments | null = sessions === null ? createAttachments() : null;
+  const attachments: Attachments | null = options.session === true ? null : createAttachments();
   const [page, script] = await Promise.all([readFile(`${HERE}index.html`, 'utf8'), bundlePageScript()]);
-  const described =
-    options.fleet !== undefined
+  const described = onFleet
+    ? `${describeAgent(agent)}, a conversation on the fleet's workers (it falls asleep when idle; a reload goes on with it)`
+    : options.fleet !== undefined
       ? `${describeAgent(agent)}, on the fleet's workers (a stream that drops resumes)`
       : sessions !== null
         ? `${describeAgent(agent)}, one session: one process for the conversation`
@@ -127,10 +138,13 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
   const html = page
     .replace('<!--agent-->', escapeHtml(described))
     .replace('<!--prompt-->', escapeHtml(DEFAULT_PROMPT))
-    .replace('<!--mode-->', sessions === null ? agent.kind : 'session')
+    .replace('<!--mode-->', options.session === true ? 'session' : agent.kind)
+    .replace('<!--fleet-->', onFleet ? 'session' : '')
     .replace('<!--ask-->', canAsk ? 'available' : '')
     .replace('<!--recording-->', agent.kind === 'replay' ? escapeHtml(agent.transcript) : '');
-  const fleet: FleetRuns | null = options.fleet === undefined ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
+  const fleet: FleetRuns | null = options.fleet === undefined || onFleet ? null : await createFleetRuns({ fleet: options.fleet, spec: (prompt) => fleetSpecFor(agent, prompt), log });
+  const fleetSessions: FleetSessions | null =
+    options.fleet === undefined || !onFleet || agent.kind === 'replay' ? null : await createFleetSessions({ fleet: options.fleet, spec: fleetSessionSpecFor(agent, options.sessionIdleMs), log });
   const stopping = new Set<Promise<void>>();
   let runs = 0;
 
@@ -292,9 +306,30 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     }
   };
 
+  // Session mode on a fleet: a conversation's stream (new, again from its start, or resumed), a command, its end.
+  const routeFleetSession = (conversations: FleetSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+    const [, , id = '', action, ...rest] = url.pathname.split('/');
+    const lastEventId = request.headers['last-event-id'];
+    if (url.pathname === '/session') {
+      if (request.method !== 'GET') reply(response, 405, 'only GET\n');
+      else if (!fromThisPage(request, address().port)) reply(response, 403, 'sessions start only from this page\n');
+      else conversations.open(response, url.searchParams.get('id'), typeof lastEventId === 'string' ? lastEventId : null);
+    } else if (id === '' || rest.length > 0 || (action !== undefined && action !== 'end')) {
+      reply(response, 404, 'not found\n');
+    } else if (request.method !== 'POST') {
+      reply(response, 405, 'only POST\n');
+    } else if (!fromThisPage(request, address().port)) {
+      reply(response, 403, 'sessions are driven only from this page\n');
+    } else {
+      conversations.post(request, response, id, action === 'end' ? 'end' : 'command');
+    }
+  };
+
   const route = (request: IncomingMessage, response: ServerResponse): void => {
     const url = new URL(request.url ?? '/', `http://${HOST}`);
-    if (sessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
+    if (fleetSessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
+      routeFleetSession(fleetSessions, request, response, url);
+    } else if (sessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
       routeSession(sessions, request, response, url);
     } else if (attachments !== null && url.pathname === '/attachments') {
       attach(attachments, request, response);
@@ -331,6 +366,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     });
   }).catch(async (error: unknown) => {
     await fleet?.close(); // its connections to Redis
+    await fleetSessions?.close();
     throw error;
   });
 
@@ -343,7 +379,7 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
         });
       });
       server.closeAllConnections(); // open streams close, and each unsubscribes its run
-      await Promise.all([closed, ...stopping, fleet?.close(), sessions?.close()]);
+      await Promise.all([closed, ...stopping, fleet?.close(), sessions?.close(), fleetSessions?.close()]);
     },
   };
 }
@@ -427,7 +463,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       ...(request.fleet === undefined ? {} : { fleet: { connection: request.fleet } }),
       ...(request.session === true ? { session: true } : {}),
     });
-    const where = request.fleet === undefined ? (request.session === true ? ' · one session: one process for the conversation' : '') : ` · on the fleet at ${withoutPassword(request.fleet)}`;
+    const where =
+      request.fleet === undefined
+        ? request.session === true
+          ? ' · one session: one process for the conversation'
+          : ''
+        : ` · ${request.session === true ? 'conversations' : 'runs'} on the fleet at ${withoutPassword(request.fleet)}`;
     process.stdout.write(`agent-rx web example · ${describeAgent(request.agent)}${where}\n${server.url}\n`);
     // Ctrl-C, SIGTERM or SIGHUP: close (open streams end, which stops their runs), wait until
     // every run's processes are gone, then exit as a shell would (130, 143, 129). A second

@@ -125,34 +125,19 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       reply(response, 202, 'the session ends after its running turn\n');
       return;
     }
-    readBody(request, MAX_COMMAND_BODY_BYTES).then(
-      (body) => {
-        if (body === null || textBytes(body) > MAX_COMMAND_BYTES) {
-          reply(response, 413, `a command is at most ${String(MAX_COMMAND_BYTES)} bytes, and one image\n`);
-          return;
-        }
-        const command = parseCommand(body);
-        if (command === null) {
-          reply(response, 400, 'the body is not a session command (prompt, follow-up, steer, abort or permission, as JSON)\n');
-          return;
-        }
-        const problem = partsProblem(command);
-        if (problem !== null) {
-          reply(response, 400, `${problem}\n`);
-          return;
-        }
-        // The session may have ended while the body was read.
-        const still = sessions.get(id);
-        if (still === undefined) reply(response, 404, 'no such session (it ended, or its stream closed)\n');
-        else {
-          still.commands.next(command);
-          reply(response, 202, 'sent: the answer comes in the stream\n');
-        }
-      },
-      () => {
-        reply(response, 400, 'the body could not be read\n');
-      },
-    );
+    void readCommand(request).then((read) => {
+      if ('status' in read) {
+        reply(response, read.status, read.text);
+        return;
+      }
+      // The session may have ended while the body was read.
+      const still = sessions.get(id);
+      if (still === undefined) reply(response, 404, 'no such session (it ended, or its stream closed)\n');
+      else {
+        still.commands.next(read.command);
+        reply(response, 202, 'sent: the answer comes in the stream\n');
+      }
+    });
   };
 
   return {
@@ -164,6 +149,21 @@ export function createWebSessions(options: WebSessionsOptions): WebSessions {
       await Promise.all([...stopping]);
     },
   };
+}
+
+/** The command of a POST's body, checked (its size, its type, its images), or the answer that refuses it. */
+export async function readCommand(request: IncomingMessage): Promise<{ readonly command: SessionCommand } | { readonly status: number; readonly text: string }> {
+  let body: string | null;
+  try {
+    body = await readBody(request, MAX_COMMAND_BODY_BYTES);
+  } catch {
+    return { status: 400, text: 'the body could not be read\n' };
+  }
+  if (body === null || textBytes(body) > MAX_COMMAND_BYTES) return { status: 413, text: `a command is at most ${String(MAX_COMMAND_BYTES)} bytes, and one image\n` };
+  const command = parseCommand(body);
+  if (command === null) return { status: 400, text: 'the body is not a session command (prompt, follow-up, steer, abort or permission, as JSON)\n' };
+  const problem = partsProblem(command);
+  return problem === null ? { command } : { status: 400, text: `${problem}\n` };
 }
 
 /**
@@ -231,7 +231,7 @@ export function readBody(request: IncomingMessage, limit: number): Promise<strin
   });
 }
 
-function reply(response: ServerResponse, status: number, body: string): void {
+export function reply(response: ServerResponse, status: number, body: string): void {
   if (response.headersSent) return;
   response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
   response.end(body);

@@ -45,6 +45,8 @@ export interface WorkerSettings {
   readonly onErrorThrows?: boolean;
   /** The worker's pi settings (JSON), instead of the test agent's: e.g. the real pi and its configuration. */
   readonly pi?: Readonly<Record<string, unknown>>;
+  /** The folder of its runs and sessions (with another folder, a session wakes under another path). */
+  readonly workFolder?: string;
   /** The worker's catalog of MCP servers (`serveRuns({ mcpServers })`). */
   readonly mcpServers?: Readonly<Record<string, unknown>>;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { lastValueFrom, toArray } from 'rxjs';
-import { fromAgentEventSource, type CliMessage } from '../../lib/browser.js';
-import { eventId, parseEventId, parseRunEvent, resumingEventSource, type RunEventData } from '../../examples/web/resumable.js';
+import { fromAgentEventSource, fromSessionEventSource, type CliMessage } from '../../lib/browser.js';
+import { eventId, isSessionId, parseEventId, parseGraceMs, parseRunEvent, resumingEventSource, type RunEventData } from '../../examples/web/resumable.js';
 import { delay } from '../helpers/tagged-child.js';
 import { FakeEventSource } from './fake-event-source.js';
 
@@ -81,6 +81,39 @@ describe('resumingEventSource', () => {
     expect((await messages).at(-1)).toMatchObject({ type: 'terminal.failed' });
     expect(told).toEqual([]);
   });
+
+  it('takes a fleet session’s stream as resumable by its session event (the event option): a drop is held back, a run event is not looked at', async () => {
+    const source = new FakeEventSource('http://127.0.0.1/session?id=chat-1');
+    const told: RunEventData[] = [];
+    const wrapped = resumingEventSource(source, { event: 'session', onRun: (run) => told.push(run) });
+    const messages = lastValueFrom(fromSessionEventSource(wrapped).pipe(toArray()));
+    const started = { type: 'turn.started', turn: 1, prompt: 'hi' };
+    const text = { type: 'assistant', text: 'hello' };
+    const ended = { type: 'turn.completed', turn: 1, stopReason: 'end_turn' };
+    const terminal = { type: 'terminal.completed', stopReason: 'end_turn' };
+    source.open();
+    source.sendEvent('session', { id: 'chat-1', graceMs: 10_000 });
+    source.send(started);
+    source.fail(true); // dropped mid-turn; the browser reconnects by itself
+    source.open();
+    source.send(text);
+    source.send(ended);
+    source.send(terminal);
+    expect(await messages).toEqual([started, text, ended, terminal]);
+    expect(told).toEqual([]);
+  });
+
+  it('is a plain stream when its session event has no graceMs: the first error ends it', async () => {
+    const source = new FakeEventSource('http://127.0.0.1/session');
+    const wrapped = resumingEventSource(source, { event: 'session' });
+    const messages = lastValueFrom(fromSessionEventSource(wrapped).pipe(toArray()));
+    source.open();
+    source.sendEvent('session', { id: 'local-1' });
+    source.fail(true);
+    expect((await messages).at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'missing-terminal' });
+    expect(parseGraceMs('{"graceMs":-1}')).toBeNull();
+    expect(parseGraceMs('{"graceMs":250}')).toBe(250);
+  });
 });
 
 describe('the event ids of a resumable stream', () => {
@@ -91,5 +124,8 @@ describe('the event ids of a resumable stream', () => {
     for (const text of ['', '4', 'r/', '/1-0', 'r/1', 'r/1-0/2-0', 'a b/1-0', 'r/x-0']) expect(parseEventId(text)).toBeNull();
     expect(parseRunEvent('{"runId":"r","graceMs":0}')).toEqual({ runId: 'r', graceMs: 0 });
     expect(parseRunEvent('{"runId":"r"}')).toBeNull();
+    // A fleet session's id: what its keys are made of (no colon, unlike a run id).
+    expect(['chat-42', 'a.b_c', 'x'.repeat(200)].map(isSessionId)).toEqual([true, true, true]);
+    expect(['', 'a b', 'a:b', 'a/b', 'x'.repeat(201)].map(isSessionId)).toEqual([false, false, false, false, false]);
   });
 });

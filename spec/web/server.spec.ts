@@ -53,7 +53,7 @@ describe('examples/web/server.ts', () => {
     expect(page.body).toContain('replay of a recorded pi run: tool_call_then_text');
     expect(page.body).toContain('Run `echo hello` with bash, then tell me what it printed.</textarea>');
     // The page is told that a recording is played, whatever the prompt.
-    expect(page.body).toContain('<main id="app" data-mode="replay" data-recording="tool_call_then_text" data-ask="">');
+    expect(page.body).toContain('<main id="app" data-mode="replay" data-recording="tool_call_then_text" data-ask="" data-fleet="">');
     const script = await fetchText('/app.js');
     expect(script).toMatchObject({ status: 200, type: 'text/javascript; charset=utf-8' });
     expect(script.body).toContain('fromAgentEventSource');
@@ -64,7 +64,7 @@ describe('examples/web/server.ts', () => {
     const real = await startWebServer({ agent: { kind: 'real', agent: 'pi', executable: 'pi' }, log: () => undefined });
     try {
       const page = await fetchText('/', {}, real.url);
-      expect(page.body).toContain('<main id="app" data-mode="real" data-recording="" data-ask="">');
+      expect(page.body).toContain('<main id="app" data-mode="real" data-recording="" data-ask="" data-fleet="">');
     } finally {
       await real.close();
     }

@@ -72,7 +72,7 @@ const turnEnds = (messages: readonly SessionMessage[]) => messages.filter((messa
 describe('examples/web/server.ts in session mode', () => {
   it('tells the page it is in session mode', async () => {
     const page = await send('/', { method: 'GET' });
-    expect(page.body).toContain('<main id="app" data-mode="session" data-recording="" data-ask="available">');
+    expect(page.body).toContain('<main id="app" data-mode="session" data-recording="" data-ask="available" data-fleet="">');
     expect(page.body).toContain('one session: one process for the conversation');
   });
 
@@ -215,7 +215,7 @@ describe('examples/web/server.ts in session mode', () => {
     const replay = await startWebServer({ session: true, agent: { kind: 'replay', agent: 'pi', transcript: 'tool_call_then_text' }, log: () => undefined });
     try {
       const get = (path: string) => fetch(new URL(path, replay.url));
-      expect(await (await get('/')).text()).toContain('data-ask="">');
+      expect(await (await get('/')).text()).toContain('data-ask="" data-fleet="">');
       const refused = await get('/session?permission=ask');
       expect(refused.status).toBe(400);
       expect(await refused.text()).toBe('a replay cannot ask before its tools (it plays what pi did): start the server with --real --session\n');
@@ -224,24 +224,24 @@ describe('examples/web/server.ts in session mode', () => {
     }
   });
 
-  it('refuses session mode for a replay of an agent other than pi, or a fleet', async () => {
+  it('refuses session mode for a replay of an agent other than pi, or a replay on a fleet', async () => {
     await expect(startWebServer({ session: true, agent: { kind: 'replay', agent: 'claude', transcript: 'claude-tool-partial' }, log: () => undefined })).rejects.toThrow(
       'session mode replays pi only (its RPC replay agent): Claude Code needs the real agent',
     );
-    await expect(startWebServer({ session: true, agent: { kind: 'real', agent: 'pi' }, fleet: { connection: 'redis://127.0.0.1:1' }, log: () => undefined })).rejects.toThrow(
-      'it does not go with a fleet',
+    await expect(startWebServer({ session: true, agent: { kind: 'replay', agent: 'pi', transcript: 'text' }, fleet: { connection: 'redis://127.0.0.1:1' }, log: () => undefined })).rejects.toThrow(
+      'a fleet session needs the real agent',
     );
   });
 });
 
 describe('parseWebArgs --session', () => {
-  it('keeps one process of the real agent, or offline of pi’s RPC replay agent; not for another agent’s replay or a fleet', () => {
+  it('keeps one process of the real agent, or offline of pi’s RPC replay agent, or a fleet session of the real agent; not for another agent’s replay or a replay on a fleet', () => {
     expect(parseWebArgs(['--real', '--session'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'pi' }, session: true });
     expect(parseWebArgs(['--session'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: 'tool_call_then_text' }, session: true });
     expect(parseWebArgs(['--session', '--transcript', 'text'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: 'text' }, session: true });
     expect(parseWebArgs(['--session', '--agent', 'codex'], {})).toMatchObject({ kind: 'usage-error', message: '--session replays pi only (examples/replay-agent/pi-rpc-replay.mjs); for Codex, add --real' });
-    expect(parseWebArgs(['--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('does not go with --fleet') });
-    expect(parseWebArgs(['--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('does not go with --fleet') });
+    expect(parseWebArgs(['--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('--session with --fleet needs --real') });
+    expect(parseWebArgs(['--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'pi' }, session: true, fleet: 'redis://127.0.0.1:6379' });
   });
 });
 
