@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { defer, finalize, Subject, tap, type Observable } from 'rxjs';
 import { isTerminal, piSession, runPi, stopAllRuns, type CliMessage, type SessionCommand, type SessionMessage } from '../../lib/index.js';
-import { runOptionsFor, sessionOptionsFor, type PiChoice } from './options.js';
+import { conversationOptionsFor, runOptionsFor, sessionOptionsFor, type PiChoice } from './options.js';
 
 /** The injection token of the pi the app runs (a `PiChoice`). */
 export const PI_CHOICE = 'agent-rx:pi-choice';
@@ -9,7 +9,9 @@ export const PI_CHOICE = 'agent-rx:pi-choice';
 /**
  * Runs and sessions of pi, as cold Observables: whoever subscribes (Nest, for an SSE response)
  * starts the agent, and unsubscribing (the client leaving) stops it. A session is kept by its id
- * only while its stream is open, so that prompts and aborts posted for that id reach it.
+ * only while its stream is open, so that prompts and aborts posted for that id reach it. With
+ * `--conversations`, its conversation outlives the stream, the process and the app: pi falls
+ * asleep when idle, and the session opened again under the same id resumes the conversation.
  */
 @Injectable()
 export class AgentService implements OnModuleDestroy {
@@ -47,7 +49,7 @@ export class AgentService implements OnModuleDestroy {
       const commands = new Subject<SessionCommand>();
       this.#sessions.set(id, commands);
       return commands.pipe(
-        piSession(sessionOptionsFor(this.#pi)),
+        piSession({ ...sessionOptionsFor(this.#pi), ...conversationOptionsFor(this.#pi, id) }),
         tap((message) => {
           this.#logEnd(`session ${id}`, message);
         }),

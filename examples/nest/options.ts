@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { PiSessionOptions, RunPiOptions } from '../../lib/index.js';
+import { folderStore, type PiSessionOptions, type RunPiOptions } from '../../lib/index.js';
 
 /** The bundled stand-ins for pi: one run per process (`--mode json`), and many turns on one process (`--mode rpc`). */
 export const REPLAY_SCRIPT = fileURLToPath(new URL('../replay-agent/pi-replay.mjs', import.meta.url));
@@ -27,13 +27,26 @@ By default pi is a bundled replay of a recorded run (offline, no API key, no pi 
   --real                run the real \`pi\` on PATH instead
   --provider <name>     passed to pi, with --real
   --model <id>          passed to pi, with --real
+  --conversations <dir> with --real: each session id's conversation is kept in this folder (after
+                        every turn, and when its pi falls asleep), so that the session opened again
+                        under the same id, after a restart of the app too, goes on with it
+  --idle-ms <n>         with --conversations: how long a session's pi stays without a turn before
+                        it falls asleep (its process ends; the next prompt wakes it). Default 60000
   -h, --help            this text
 `;
 
 /** Which pi the app runs: the bundled replay of a recorded run, or the real one. */
 export type PiChoice =
   | { readonly kind: 'replay'; readonly transcript: string }
-  | { readonly kind: 'real'; readonly provider?: string; readonly model?: string };
+  | {
+      readonly kind: 'real';
+      readonly provider?: string;
+      readonly model?: string;
+      /** The folder of the sessions' conversations (a snapshot per session id). */
+      readonly conversations?: string;
+      /** How long a session's pi stays without a turn before it falls asleep. */
+      readonly idleMs?: number;
+    };
 
 export type NestRequest =
   | { readonly kind: 'serve'; readonly port: number; readonly pi: PiChoice }
@@ -52,6 +65,8 @@ export function parseNestArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
         real: { type: 'boolean' },
         provider: { type: 'string' },
         model: { type: 'string' },
+        conversations: { type: 'string' },
+        'idle-ms': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -62,8 +77,13 @@ export function parseNestArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
   const portText = values.port ?? env['PORT'] ?? '0';
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65_535) return { kind: 'usage-error', message: `--port must be a port number, got '${portText}'` };
+  const idleText = values['idle-ms'];
+  if (idleText !== undefined && (!/^\d+$/.test(idleText) || Number(idleText) < 1)) return { kind: 'usage-error', message: `--idle-ms must be a number of milliseconds, got '${idleText}'` };
+  if (idleText !== undefined && values.conversations === undefined) return { kind: 'usage-error', message: '--idle-ms goes with --conversations' };
+  if (values.conversations === '') return { kind: 'usage-error', message: '--conversations must be a folder' };
   if (values.real !== true) {
     if (values.provider !== undefined || values.model !== undefined) return { kind: 'usage-error', message: '--provider and --model are for the real pi: add --real' };
+    if (values.conversations !== undefined) return { kind: 'usage-error', message: "--conversations is for the real pi (add --real): a replay has no conversation of its own to keep" };
     const transcript = values.transcript ?? DEFAULT_TRANSCRIPT;
     // pi's recordings only: the others are another agent's output.
     if (!/^[\w.-]+$/.test(transcript) || /^(?:claude|codex|gemini)-/.test(transcript) || !existsSync(`${TRANSCRIPTS}${transcript}.jsonl`)) {
@@ -76,6 +96,8 @@ export function parseNestArgs(argv: readonly string[], env: NodeJS.ProcessEnv): 
     kind: 'real' as const,
     ...(values.provider === undefined ? {} : { provider: values.provider }),
     ...(values.model === undefined ? {} : { model: values.model }),
+    ...(values.conversations === undefined ? {} : { conversations: values.conversations }),
+    ...(idleText === undefined ? {} : { idleMs: Number(idleText) }),
   };
   return { kind: 'serve', port, pi };
 }
@@ -90,6 +112,19 @@ export function sessionOptionsFor(pi: PiChoice): PiSessionOptions {
   return piOptionsFor(pi, RPC_REPLAY_SCRIPT);
 }
 
+/** The default `idleMs` of a session whose conversation is kept. */
+export const DEFAULT_IDLE_MS = 60_000;
+
+/**
+ * What keeps the session `id`'s conversation: its snapshot in the `--conversations` folder under
+ * that id, taken after every turn and when its pi falls asleep after `idleMs`; a session opened
+ * again under the id resumes it. Nothing without `--conversations`.
+ */
+export function conversationOptionsFor(pi: PiChoice, id: string): Pick<PiSessionOptions, 'idleMs' | 'conversationId' | 'store'> {
+  if (pi.kind === 'replay' || pi.conversations === undefined) return {};
+  return { idleMs: pi.idleMs ?? DEFAULT_IDLE_MS, conversationId: id, store: folderStore(pi.conversations) };
+}
+
 function piOptionsFor(pi: PiChoice, replayScript: string): Omit<PiSessionOptions, 'permission' | 'permissionTimeoutMs'> {
   if (pi.kind === 'replay') return { executable: process.execPath, executableArgs: [replayScript], model: pi.transcript };
   return {
@@ -102,5 +137,6 @@ function piOptionsFor(pi: PiChoice, replayScript: string): Omit<PiSessionOptions
 export function describePi(pi: PiChoice): string {
   if (pi.kind === 'replay') return `replay of a recorded pi run: ${pi.transcript} (offline; --real runs pi)`;
   const model = [pi.provider, pi.model].filter((part) => part !== undefined).join('/');
-  return `pi${model === '' ? '' : ` (${model})`}`;
+  const kept = pi.conversations === undefined ? '' : ` · conversations kept in ${pi.conversations}`;
+  return `pi${model === '' ? '' : ` (${model})`}${kept}`;
 }

@@ -1,12 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { get, request, type ClientRequest, type IncomingMessage } from 'node:http';
-import { DEFAULT_TRANSCRIPT, parseNestArgs, REPLAY_SCRIPT, RPC_REPLAY_SCRIPT, runOptionsFor, sessionOptionsFor } from '../../examples/nest/options.js';
+import { conversationOptionsFor, DEFAULT_IDLE_MS, DEFAULT_TRANSCRIPT, parseNestArgs, REPLAY_SCRIPT, RPC_REPLAY_SCRIPT, runOptionsFor, sessionOptionsFor } from '../../examples/nest/options.js';
 import { CliMessageSchema, SessionMessageSchema, type CliMessage, type SessionMessage } from '../../lib/index.js';
 import { readProcessTable } from '../../lib/process/process-table.js';
 import { isAlive } from '../helpers/processes.js';
 import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { waitUntil } from '../web/agent-processes.js';
+import { startFakeModelServer, type FakeModelServer } from '../conformance/fake-model-server.js';
+import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
+
+const PI_BIN = fileURLToPath(new URL('../../node_modules/.bin', import.meta.url));
 
 /**
  * examples/nest/main.ts as a real child process on 127.0.0.1, over real HTTP, with the bundled
@@ -19,8 +26,8 @@ const ANSWER = 'Let me run a tool first.The tool returned: "hello\\n". Done.';
 const children: TaggedChild[] = [];
 
 // Starts the app on a free port and resolves with it and its base URL (…/api/agent/).
-async function startApp(env: Readonly<Record<string, string>> = SLOW): Promise<{ app: TaggedChild; base: string }> {
-  const app = startTaggedNode(['examples/nest/main.ts', '--port', '0'], 'AGENT_RX_NEST_TEST', env);
+async function startApp(env: Readonly<Record<string, string>> = SLOW, args: readonly string[] = []): Promise<{ app: TaggedChild; base: string }> {
+  const app = startTaggedNode(['examples/nest/main.ts', '--port', '0', ...args], 'AGENT_RX_NEST_TEST', env);
   children.push(app);
   const base = await app.waitForLine(/^http:\/\/127\.0\.0\.1:\d+\/api\/agent\/$/, 30_000);
   return { app, base };
@@ -160,6 +167,22 @@ describe('parseNestArgs', () => {
     expect(parseNestArgs(['--nope'], {})).toMatchObject({ kind: 'usage-error' });
     expect(parseNestArgs(['-h'], {})).toEqual({ kind: 'help' });
   });
+
+  it('keeps conversations with --real --conversations <dir> (idleMs a minute, or --idle-ms); not for a replay', () => {
+    const kept = parseNestArgs(['--real', '--conversations', 'chats', '--idle-ms', '5000'], {});
+    expect(kept).toEqual({ kind: 'serve', port: 0, pi: { kind: 'real', conversations: 'chats', idleMs: 5000 } });
+    if (kept.kind !== 'serve') return;
+    expect(conversationOptionsFor(kept.pi, 'chat-1')).toMatchObject({ idleMs: 5000, conversationId: 'chat-1', store: expect.objectContaining({ load: expect.any(Function), save: expect.any(Function) }) as unknown });
+    const plain = parseNestArgs(['--real', '--conversations', 'chats'], {});
+    expect(plain.kind === 'serve' ? conversationOptionsFor(plain.pi, 'x') : null).toMatchObject({ idleMs: DEFAULT_IDLE_MS, conversationId: 'x' });
+    expect(conversationOptionsFor({ kind: 'real' }, 'x')).toEqual({});
+    expect(conversationOptionsFor({ kind: 'replay', transcript: 'text' }, 'x')).toEqual({});
+    expect(parseNestArgs(['--conversations', 'chats'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('add --real') });
+    expect(parseNestArgs(['--real', '--idle-ms', '5000'], {})).toMatchObject({ kind: 'usage-error', message: '--idle-ms goes with --conversations' });
+    expect(parseNestArgs(['--real', '--conversations', 'c', '--idle-ms', '0'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseNestArgs(['--real', '--conversations', 'c', '--idle-ms', '1e3'], {})).toMatchObject({ kind: 'usage-error' });
+    expect(parseNestArgs(['--real', '--conversations', ''], {})).toMatchObject({ kind: 'usage-error' });
+  });
 });
 
 describe('examples/nest/main.ts', () => {
@@ -273,3 +296,59 @@ describe('examples/nest/main.ts on SIGTERM', () => {
     expect(agents.filter(isAlive)).toEqual([]);
   }, 90_000);
 });
+
+describe('examples/nest/main.ts with --conversations (the real pi, the recall scenario)', () => {
+  let model: FakeModelServer | undefined;
+  const homes: PiEnv[] = [];
+  let folder = '';
+
+  beforeAll(async () => {
+    model = await startFakeModelServer();
+    folder = mkdtempSync(join(tmpdir(), 'agent-rx-nest-conversations-'));
+  });
+
+  afterAll(async () => {
+    await model?.close();
+    for (const home of homes.splice(0)) await home.cleanup();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  // The app with the real pi (from this checkout) in a home of its own, keeping conversations in `folder`.
+  async function realApp(): Promise<{ app: TaggedChild; base: string }> {
+    if (model === undefined) throw new Error('the model server did not start');
+    const home = await createPiEnv({ baseUrl: model.baseUrl });
+    homes.push(home);
+    return startApp({ ...home.env, NO_COLOR: '1', PATH: `${PI_BIN}:${process.env['PATH'] ?? ''}` }, ['--real', '--provider', OPENAI_PROVIDER, '--model', 'recall', '--conversations', folder]);
+  }
+
+  // One prompt in the session `id`'s stream: the answer of its turn.
+  async function ask(stream: Stream, base: string, id: string, text: string): Promise<string> {
+    const from = sessionMessages(stream.frames()).length;
+    expect((await send('POST', `${base}session/${id}/prompt`, { text })).status).toBe(202);
+    await stream.waitFor((frames) => sessionMessages(frames).slice(from).some((message) => message.type === 'turn.completed' || message.type === 'turn.failed'));
+    const turn = sessionMessages(stream.frames()).slice(from);
+    expect(turn.find((message) => message.type === 'turn.completed' || message.type === 'turn.failed')?.type).toBe('turn.completed');
+    return turn.map((message) => (message.type === 'assistant' ? message.text : '')).join('');
+  }
+
+  it('a session opened again under its id after a restart of the app (another pi home) goes on with its conversation', async () => {
+    const first = await realApp();
+    const before = openStream(`${first.base}session/chat-1`);
+    expect(await ask(before, first.base, 'chat-1', 'first question')).toContain('User texts in context: 1 ("first question")');
+    first.app.child.kill('SIGTERM');
+    await before.ended;
+    expect(await first.app.exitWithin(20_000)).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(readdirSync(folder)).toEqual(['chat-1.json']);
+
+    const second = await realApp();
+    const after = openStream(`${second.base}session/chat-1`);
+    expect(await ask(after, second.base, 'chat-1', 'second question')).toContain('User texts in context: 2 ("first question" | "second question")');
+    expect(sessionMessages(after.frames()).filter((message) => message.type === 'session.resumed')).toHaveLength(1);
+    expect((await send('DELETE', `${second.base}session/chat-1`)).status).toBe(202);
+    await after.ended;
+    expect(sessionMessages(after.frames()).at(-1)?.type).toBe('terminal.completed');
+    second.app.child.kill('SIGTERM');
+    expect(await second.app.exitWithin(20_000)).toEqual({ code: null, signal: 'SIGTERM' });
+  }, 120_000);
+});
+
