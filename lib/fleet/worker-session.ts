@@ -13,7 +13,11 @@ import type { FleetRedis } from './redis.js';
 import { sessionKeys, SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS, type SessionKeys } from './session-keys.js';
 import { checkSessionId, checkSessionSpec, FLEET_SESSION_IDLE_MS, type ActivationData, type SessionSpec } from './session-spec.js';
 
-/** The variable every process of a session's activation carries: its lease holder (`<worker>/<token>`), which its worker sweeps. */
+/**
+ * The variable every process of a session's activation carries: `<session id>/<worker>/<token>`
+ * (the session and its lease holder), which its worker sweeps when the activation ends. Tokens
+ * count per session, so the session id is what keeps one activation's sweep off another's agents.
+ */
 export const SESSION_ENV = 'AGENT_RX_SESSION';
 
 /** What a session's activation needs of its worker. */
@@ -101,6 +105,8 @@ class Activation implements ActiveSession {
   readonly #data: ActivationData;
   readonly #keys: SessionKeys;
   readonly #holder: string;
+  /** SESSION_ENV's value for this activation's processes. */
+  readonly #marker: string;
   readonly #lastTurn: number;
   readonly #done: () => void;
   readonly #commands = new Subject<SessionCommand>();
@@ -137,6 +143,7 @@ class Activation implements ActiveSession {
     this.#data = data;
     this.#keys = keys;
     this.#holder = holder;
+    this.#marker = `${data.sessionId}/${holder}`;
     this.#lastTurn = lastTurn;
     this.#done = done;
     this.#idleMs = data.spec.idleMs ?? FLEET_SESSION_IDLE_MS;
@@ -150,7 +157,7 @@ class Activation implements ActiveSession {
     }, host.beatMs);
     let session;
     try {
-      const options = host.options(this.#data.spec, { [SESSION_ENV]: this.#holder });
+      const options = host.options(this.#data.spec, { [SESSION_ENV]: this.#marker });
       session = agentSession(agentByName(this.#data.spec.agent), {
         ...options,
         idleMs: this.#idleMs,
@@ -396,7 +403,7 @@ class Activation implements ActiveSession {
     this.#stopReading();
     this.#subscription?.unsubscribe();
     const { redis, report } = this.#host;
-    await sweepMarked(SESSION_ENV, this.#holder, 5);
+    await sweepMarked(SESSION_ENV, this.#marker, 5);
     if (this.#draining && this.#sleeping && !this.#asleep) {
       // Asleep for the drain: said as a sleep (the agent's session saved the conversation as its process ended).
       const passivated = { type: 'session.passivated', sessionId: this.#agentSessionId ?? this.#data.sessionId, conversationId: this.#data.sessionId, idleMs: this.#idleMs, snapshotBytes: this.#snapshotBytes };

@@ -73,6 +73,21 @@ function sessionAgents(): number[] {
   return found;
 }
 
+/** The live processes of one session's activations (their SESSION_ENV starts with its id). */
+function agentsOf(sessionId: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0');
+      if (environ.some((variable) => variable.startsWith(`${TAG}=`)) && environ.some((variable) => variable.startsWith(`${SESSION_ENV}=${sessionId}/`)) && isAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
 /** The activations whose agents (and their tools) are alive now: their lease holders (`<worker>/<token>`). */
 function liveActivations(): Set<string> {
   const holders = new Set<string>();
@@ -270,6 +285,29 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     // The turn the frozen worker ran ended once, as lost: nothing of it after.
     expect(entries.filter((entry) => entry.message.type === 'turn.completed' && entry.message.turn === 2)).toEqual([]);
     expect(entries.filter((entry) => entry.message.type === 'turn.failed' && entry.message.turn === 2)).toHaveLength(1);
+  }, 180_000);
+
+  it('two sessions on one worker: the one that falls asleep leaves the other’s agent, mid-turn, alone (their first activations have the same token)', async () => {
+    const worker = await startWorker('shared');
+    const fleet = dispatcher();
+    const sleeper = new Attachment(fleet.session('chat-sleeper', checkSessionSpec({ agent: 'pi', idleMs: 1500 })));
+    const busy = new Attachment(fleet.session('chat-busy', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await sleeper.ask('a short turn')).end.type).toBe('turn.completed');
+    busy.commands.next({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}a long tool`, id: 'long' });
+    await busy.next((message): message is SessionMessage => message.type === 'tool.call');
+    await until(() => agentsOf('chat-busy').length >= 2, 15_000, 'the busy session’s agent and its tool');
+    const running = agentsOf('chat-busy');
+    await worker.says((line) => line.event === 'session.deactivated' && line['sessionId'] === 'chat-sleeper' && line['why'] === 'slept');
+    await sleeper.next(isPassivated);
+    // The busy session's agent and its tool were there before the other one's sleep, and are there after it.
+    expect(running.length).toBeGreaterThanOrEqual(2);
+    expect(running.filter((pid) => !isAlive(pid))).toEqual([]);
+    expect(agentsOf('chat-sleeper')).toEqual([]);
+    busy.commands.next({ type: 'abort' });
+    const ended = await busy.next((message): message is Extract<SessionMessage, { type: 'turn.failed' }> => message.type === 'turn.failed');
+    expect(ended).toMatchObject({ turn: 1, reason: 'aborted' });
+    expect(busy.seen.filter((message) => message.type === 'terminal.failed')).toEqual([]);
+    expect((await busy.ask('still here')).answer).toContain('User texts in context: 2');
   }, 180_000);
 
   it('agent-rx chat --fleet --session continues a conversation from another chat process: the second chat’s answer knows the first’s', async () => {
