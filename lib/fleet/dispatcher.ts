@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Observable } from 'rxjs';
 import { isTerminal, PermissionDecisionSchema, type CliMessage, type PermissionDecision, type TerminalFailed } from '../messages.js';
 import type { PermissionCallback } from '../operators/permission-policy.js';
@@ -233,6 +234,8 @@ class Dispatcher implements RunDispatcher {
   #closing: Promise<void> | null = null;
 
   constructor(options: RunDispatcherOptions) {
+    // Every session attachment and follower listens for the close: as many as the caller has.
+    setMaxListeners(0, this.#closeController.signal);
     this.#report = guardOnError(options.onError, 'createRunDispatcher');
     this.#prefix = options.prefix ?? 'agentrx';
     this.#queueName = options.queue ?? 'agent-rx';
