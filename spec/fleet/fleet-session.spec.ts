@@ -310,6 +310,26 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect((await busy.ask('still here')).answer).toContain('User texts in context: 2');
   }, 180_000);
 
+  it('a dispatcher with more than ten followers gives no listener-leak warning (in a process of its own: Node prints it on stderr)', async () => {
+    const script = [
+      `const { createRunDispatcher } = await import(${JSON.stringify(join(ROOT, 'lib/fleet.ts'))});`,
+      `const fleet = createRunDispatcher({ connection: process.env.FLEET_URL, blockMs: 100 });`,
+      `const followers = Array.from({ length: 12 }, (_, index) => fleet.followSession('many-' + index).subscribe());`,
+      `await new Promise((resolve) => setTimeout(resolve, 300));`,
+      `for (const follower of followers) follower.unsubscribe();`,
+      `await fleet.close();`,
+      `console.log('done');`,
+    ].join('\n');
+    const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, env: { ...process.env, FLEET_URL: redis.url } }, (error, out, err) => {
+        if (error === null) resolve({ stdout: out, stderr: err });
+        else reject(new Error(`${error.message}\n${err}`));
+      });
+    });
+    expect(stdout.trim()).toBe('done');
+    expect(stderr).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('agent-rx chat --fleet --session continues a conversation from another chat process: the second chat’s answer knows the first’s', async () => {
     await startWorker('chat-cli');
     const chat = (line: string): Promise<{ code: number | null; stdout: string; stderr: string }> =>
