@@ -4,7 +4,8 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation, fleet-sessions
+//   BENCH_FLEET_SESSIONS=n   fleet sessions of the real pi in fleet-sessions (default 48; quick 12)
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -22,6 +23,7 @@ import { permissionLatencies } from './permissions.js';
 import { hostToolLatencies } from './host-tools.js';
 import { firstTokenLatencies } from './first-token.js';
 import { conversationLatencies } from './conversation.js';
+import { fleetSessionLatencies, type Found } from './fleet-sessions.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -382,6 +384,24 @@ try {
         tools.map((row) => [row.agent, spread(row.hostTurn, 1), spread(row.shellTurn, 1), x(row.turnRatio), spread(row.hostCall, 1), spread(row.shellCall, 1)]),
       ),
     );
+  }
+  if (runs('fleet-sessions')) {
+    // Each session's turns start the real pi (a second of CPU each) on the 2 to 12 slots of its workers.
+    const sessions = Number(process.env['BENCH_FLEET_SESSIONS'] ?? (quick ? 12 : 48));
+    const fleet = await fleetSessionLatencies({ sessions });
+    result['fleetSessions'] = fleet;
+    const kinds: readonly Found[] = ['new', 'awake', 'woken here', 'woken elsewhere'];
+    const ratio = (a: Found, b: Found): string => (fleet.firstText[b].p50 > 0 ? `${(fleet.firstText[a].p50 / fleet.firstText[b].p50).toFixed(2)}×` : '');
+    report.push(
+      ...table(
+        `Conversations on the fleet: ${String(fleet.sessions)} fleet sessions of the real pi (fake model server on 127.0.0.1, the \`recall\` scenario) over ${String(fleet.workers)} worker processes of concurrency ${String(fleet.concurrency)}, idleMs ${String(fleet.idleMs)}, ${String(fleet.prompts)} prompts each at random moments, ${(fleet.wallMs / 1000).toFixed(1)} s; prompt → first text by what the prompt found (baseline: a session awake), ms`,
+        ['prompt found', 'prompts', 'p50', 'p99', 'min / median / max', 'p50 / awake p50'],
+        kinds.map((kind) => [kind, String(fleet.firstText[kind].runs), fleet.firstText[kind].p50.toFixed(0), fleet.firstText[kind].p99.toFixed(0), spread(fleet.firstText[kind], 0), ratio(kind, 'awake')]),
+      ),
+    );
+    const facts = `Live agent processes at most ${String(fleet.liveMax)} (${String(fleet.samples)} samples, 100 ms apart; the workers' slots: ${String(fleet.workers * fleet.concurrency)}); turns not completed: ${String(fleet.failedTurns)}${fleet.failures.length === 0 ? '' : ` (${[...new Set(fleet.failures)].join('; ')})`}; completed answers that missed an earlier completed prompt: ${String(fleet.forgetful)}; worker trouble: ${fleet.workerTrouble.length === 0 ? 'none' : fleet.workerTrouble.join('; ')}. A sleeping session in Redis: ${spread(fleet.redisBytes, 0)} bytes (MEMORY USAGE of its keys, min / median / max), ${(fleet.redisUsedPerSession / 1024).toFixed(1)} kB of used_memory per session (over the empty server's). This process's event-loop delay over the load: p50 ${fleet.loop.p50.toFixed(1)} ms, p99 ${fleet.loop.p99.toFixed(1)} ms, max ${fleet.loop.max.toFixed(1)} ms (CPU ${(fleet.loop.cpuMs / 1000).toFixed(1)} s in ${(fleet.loop.wallMs / 1000).toFixed(1)} s).\n`;
+    console.log(facts);
+    report.push(facts);
   }
   if (runs('fleet')) {
     const fleet = await fleetLatencies(stream(quick ? 500 : 2000), {
