@@ -111,7 +111,9 @@ if (sessionMode) {
     : recording === null
       ? 'Session mode · one session: the agent remembers the conversation. One agent process answers every prompt until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process.'
       : `Session mode, offline · one session of pi's RPC replay agent: one process answers every prompt with the recording “${recording}” (it does not read the prompt) until End session (closing the tab ends it too); Stop aborts the running turn and keeps the process. Start the server with --real --session to talk to pi itself.`;
-  agentNote.textContent = 'streamed with server-sent events; Stop aborts the running turn, End session or closing the tab ends the agent.';
+  agentNote.textContent = onFleet
+    ? 'streamed with server-sent events that resume after a drop; Stop aborts the running turn; the conversation outlives this tab.'
+    : 'streamed with server-sent events; Stop aborts the running turn, End session or closing the tab ends the agent.';
   hint.textContent = 'Enter sends, Shift+Enter starts a new line. While a turn runs, Enter queues the prompt as a follow-up: the next turn.';
   runButton.textContent = 'Send';
   endButton.hidden = false;

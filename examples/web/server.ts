@@ -281,20 +281,13 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     }
   };
 
-  // Session mode: a new session (its stream), a command, its end.
-  const routeSession = (webSessions: WebSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+  // Session mode: GET /session (a session's stream, opened by `open`), a command, its end.
+  const routeSession = (target: Pick<WebSessions, 'post'>, open: (request: IncomingMessage, response: ServerResponse, url: URL) => void, request: IncomingMessage, response: ServerResponse, url: URL): void => {
     const [, , id = '', action, ...rest] = url.pathname.split('/');
     if (url.pathname === '/session') {
       if (request.method !== 'GET') reply(response, 405, 'only GET\n');
       else if (!fromThisPage(request, address().port)) reply(response, 403, 'sessions start only from this page\n');
-      // A reconnecting EventSource: its session ended with the stream that dropped.
-      else if (request.headers['last-event-id'] !== undefined) reply(response, 204, '');
-      else {
-        const permission = url.searchParams.get('permission');
-        if (permission !== null && permission !== 'ask') reply(response, 400, 'permission is ask, or none\n');
-        else if (permission === 'ask' && !canAsk) reply(response, 400, askRefusal(agent));
-        else webSessions.open(response, { ask: permission === 'ask' });
-      }
+      else open(request, response, url);
     } else if (id === '' || rest.length > 0 || (action !== undefined && action !== 'end')) {
       reply(response, 404, 'not found\n');
     } else if (request.method !== 'POST') {
@@ -302,35 +295,41 @@ export async function startWebServer(options: WebServerOptions = {}): Promise<We
     } else if (!fromThisPage(request, address().port)) {
       reply(response, 403, 'sessions are driven only from this page\n');
     } else {
-      webSessions.post(request, response, id, action === 'end' ? 'end' : 'command');
+      target.post(request, response, id, action === 'end' ? 'end' : 'command');
     }
   };
 
-  // Session mode on a fleet: a conversation's stream (new, again from its start, or resumed), a command, its end.
-  const routeFleetSession = (conversations: FleetSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
-    const [, , id = '', action, ...rest] = url.pathname.split('/');
-    const lastEventId = request.headers['last-event-id'];
-    if (url.pathname === '/session') {
-      if (request.method !== 'GET') reply(response, 405, 'only GET\n');
-      else if (!fromThisPage(request, address().port)) reply(response, 403, 'sessions start only from this page\n');
-      else conversations.open(response, url.searchParams.get('id'), typeof lastEventId === 'string' ? lastEventId : null);
-    } else if (id === '' || rest.length > 0 || (action !== undefined && action !== 'end')) {
-      reply(response, 404, 'not found\n');
-    } else if (request.method !== 'POST') {
-      reply(response, 405, 'only POST\n');
-    } else if (!fromThisPage(request, address().port)) {
-      reply(response, 403, 'sessions are driven only from this page\n');
-    } else {
-      conversations.post(request, response, id, action === 'end' ? 'end' : 'command');
+  // A new session here: one agent process for the stream's life.
+  const openLocalSession = (webSessions: WebSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+    // A reconnecting EventSource: its session ended with the stream that dropped.
+    if (request.headers['last-event-id'] !== undefined) {
+      reply(response, 204, '');
+      return;
     }
+    const permission = url.searchParams.get('permission');
+    if (permission !== null && permission !== 'ask') reply(response, 400, 'permission is ask, or none\n');
+    else if (permission === 'ask' && !canAsk) reply(response, 400, askRefusal(agent));
+    else webSessions.open(response, { ask: permission === 'ask' });
+  };
+
+  // A fleet session's stream: a new conversation, one again from its start (`?id=`), or resumed (Last-Event-ID).
+  const openFleetSession = (conversations: FleetSessions, request: IncomingMessage, response: ServerResponse, url: URL): void => {
+    const lastEventId = request.headers['last-event-id'];
+    conversations.open(response, url.searchParams.get('id'), typeof lastEventId === 'string' ? lastEventId : null);
   };
 
   const route = (request: IncomingMessage, response: ServerResponse): void => {
     const url = new URL(request.url ?? '/', `http://${HOST}`);
     if (fleetSessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
-      routeFleetSession(fleetSessions, request, response, url);
+      const open = (...args: [IncomingMessage, ServerResponse, URL]): void => {
+        openFleetSession(fleetSessions, ...args);
+      };
+      routeSession(fleetSessions, open, request, response, url);
     } else if (sessions !== null && (url.pathname === '/session' || url.pathname.startsWith('/session/'))) {
-      routeSession(sessions, request, response, url);
+      const open = (...args: [IncomingMessage, ServerResponse, URL]): void => {
+        openLocalSession(sessions, ...args);
+      };
+      routeSession(sessions, open, request, response, url);
     } else if (attachments !== null && url.pathname === '/attachments') {
       attach(attachments, request, response);
     } else if (fleet !== null && (url.pathname === '/run' || url.pathname === '/cancel')) {
