@@ -140,7 +140,9 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         try {
           await caller.redis.agentRxSessionLost(keys.lease, keys.log, keys.open, keys.taken, 'the activation that ran it was lost (its worker died, froze or lost Redis)', SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS);
           await activate(caller, keys, sessionId, checked);
-          // Redis lost the session's keys (restarted without its data): what waits is answered here, as lost.
+          // Redis lost the session's keys (restarted without its data): what waits is answered here,
+          // as lost. The commands sent so far are in first (a first command's append may still run).
+          await sending;
           if ((await caller.redis.exists(keys.commands, keys.log)) === 0) forget();
         } catch (error) {
           caller.report(error);
