@@ -82,8 +82,10 @@ class Conversations implements FleetSessions {
   }
 
   open(response: ServerResponse, id: string | null, lastEventId: string | null): void {
+    // A client that left already gets nothing (and is not counted as a reader).
+    if (response.socket === null || response.socket.destroyed) return;
     const resumed = lastEventId === null ? null : parseEventId(lastEventId);
-    if (lastEventId !== null && (resumed === null || (id !== null && resumed.runId !== id))) {
+    if (lastEventId !== null && (resumed === null || !isSessionId(resumed.runId) || (id !== null && resumed.runId !== id))) {
       reply(response, 204, '');
       return;
     }

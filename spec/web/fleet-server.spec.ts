@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { request } from 'node:http';
 import { lastValueFrom, toArray } from 'rxjs';
 import { runPi, type CliMessage } from '../../lib/index.js';
-import type { RunEntry } from '../../lib/fleet.js';
+import { sessionKeys, type RunEntry } from '../../lib/fleet.js';
 import { testPng } from '../conformance/scenarios.js';
 import { DEFAULT_TRANSCRIPTS, fleetSpecFor, parseWebArgs, USAGE, type AgentChoice } from '../../examples/web/options.js';
 import { parseEventId, parseRunEvent } from '../../examples/web/resumable.js';
@@ -216,6 +216,57 @@ describe('examples/web/server.ts with a fleet', () => {
     expect((await requestSse(new URL('/run?prompt=hi', server.url).href, { Origin: 'http://evil.example' }).response).statusCode).toBe(403);
     const page = await send('GET', server.url);
     expect(page.body).toContain("Agent: replay of a recorded pi run: tool_call_then_text (offline; --real runs pi), on the fleet&#39;s workers (a stream that drops resumes) ·");
+  });
+});
+
+describe('examples/web/server.ts in session mode on a fleet', () => {
+  const REAL_PI: AgentChoice = { kind: 'real', agent: 'pi' };
+  const sessionServer = async (): Promise<WebServer> => {
+    const server = await startWebServer({ agent: REAL_PI, session: true, fleet: { connection: world.redis().url }, log: (line) => logs.push(line) });
+    servers.push(server);
+    return server;
+  };
+
+  it('streams a conversation’s log from its start with <id>/<entry> ids, and after the entry a reconnect names; refuses ids not its own', async () => {
+    const server = await sessionServer();
+    // Two entries of the session's log, as a worker's activation writes them.
+    const client = world.redis().client();
+    const log = sessionKeys('agentrx', 'chat-7').log;
+    const first = await client.xadd(log, '*', 'm', JSON.stringify({ type: 'session.started', sessionId: 'agent-1' }));
+    await client.xadd(log, '*', 'm', JSON.stringify({ type: 'agent.warning', message: 'second entry' }));
+    client.disconnect();
+
+    const from = requestSse(new URL('/session?id=chat-7', server.url).href);
+    await from.waitForBody((body) => sseFrames(body).length >= 3);
+    const frames = sseFrames(from.body());
+    expect(frames[0]).toMatchObject({ event: 'session', id: 'chat-7/0-0' });
+    expect(JSON.parse(frames[0]?.data ?? '')).toMatchObject({ id: 'chat-7', graceMs: 10_000 });
+    expect(frames[1]?.id).toBe(`chat-7/${String(first)}`);
+    expect(messagesOf(frames)).toEqual([expect.objectContaining({ type: 'session.started' }), expect.objectContaining({ type: 'agent.warning' })]);
+    from.request.destroy();
+
+    const resumed = requestSse(new URL('/session?id=chat-7', server.url).href, { 'Last-Event-ID': `chat-7/${String(first)}` });
+    await resumed.waitForBody((body) => sseFrames(body).length >= 1);
+    expect(messagesOf(sseFrames(resumed.body()))).toEqual([expect.objectContaining({ type: 'agent.warning', message: 'second entry' })]);
+    resumed.request.destroy();
+    expect(logs).toContain(`session chat-7: resumed after entry ${String(first)}`);
+
+    const fresh = requestSse(new URL('/session', server.url).href);
+    await fresh.waitForBody((body) => sseFrames(body).length >= 1);
+    expect(JSON.parse(sseFrames(fresh.body())[0]?.data ?? '')).toMatchObject({ id: expect.stringMatching(/^[\w-]+$/) as unknown });
+    fresh.request.destroy();
+
+    const status = async (path: string, headers: Record<string, string> = {}): Promise<number | undefined> => (await requestSse(new URL(path, server.url).href, headers).response).statusCode;
+    expect(await status('/session', { 'Last-Event-ID': 'not-ours' })).toBe(204);
+    expect(await status('/session', { 'Last-Event-ID': 'a:b/1-0' })).toBe(204);
+    expect(await status('/session?id=chat-7', { 'Last-Event-ID': 'chat-8/1-0' })).toBe(204);
+    expect(await status('/session?id=a%20b')).toBe(400);
+    expect(await status('/session?id=chat-7', { Origin: 'http://evil.example' })).toBe(403);
+    expect((await post(new URL('/session/a%20b', server.url).href)).status).toBe(404);
+    expect((await post(new URL('/session/chat-7/nope', server.url).href)).status).toBe(404);
+    expect((await post(new URL('/session/chat-7/end', server.url).href)).status).toBe(202);
+    const page = await send('GET', server.url);
+    expect(page.body).toContain('data-mode="session" data-recording="" data-ask="" data-fleet="session"');
   });
 });
 
