@@ -411,7 +411,7 @@ describe('a fleet session (real pi, the recall scenario)', () => {
           for (const worker of live) worker.child.cleanUp();
         }
       }),
-      { numRuns: 3, endOnFailure: true },
+      { numRuns: 2, endOnFailure: true },
     );
   }, 900_000);
 });
