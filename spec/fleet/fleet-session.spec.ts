@@ -8,6 +8,7 @@ import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys, type R
 import type { SessionCommand, SessionMessage } from '../../lib/index.js';
 import { startFakeModelServer, scenarioMarker, type FakeModelServer } from '../conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
+import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from '../conformance/claude-env.js';
 import { isAlive } from '../helpers/processes.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { delay, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
@@ -27,6 +28,7 @@ const TAG = 'AGENT_RX_FLEET_SESSION';
 let server: FakeModelServer;
 let redis: RedisServer;
 const homes: PiEnv[] = [];
+const claudeHomes: ClaudeEnv[] = [];
 const workers: TaggedChild[] = [];
 const dispatchers: RunDispatcher[] = [];
 
@@ -170,7 +172,13 @@ afterAll(async () => {
   await redis.stop();
   await server.close();
   for (const home of homes.splice(0)) await home.cleanup();
+  for (const home of claudeHomes.splice(0)) await home.cleanup();
 });
+
+/** The variables that are set (JSON would drop the others anyway). */
+function definedOnly(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
 
 const dispatcher = (): RunDispatcher => {
   const made = createRunDispatcher({ connection: redis.url, lostAfterMs: 5000, blockMs: 100 });
@@ -308,6 +316,42 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(ended).toMatchObject({ turn: 1, reason: 'aborted' });
     expect(busy.seen.filter((message) => message.type === 'terminal.failed')).toEqual([]);
     expect((await busy.ask('still here')).answer).toContain('User texts in context: 2');
+  }, 180_000);
+
+  it('Claude Code: a session whose worker was killed wakes on another worker, with another home and folder, and its answer knows the earlier turn', async () => {
+    const claudeWorker = async (name: string): Promise<Worker> => {
+      const env = createClaudeEnv({ baseUrl: server.baseUrl });
+      claudeHomes.push(env);
+      return startWorker(name, { claude: { executable: claudeExecutable().command, model: 'recall', env: definedOnly(env.env) } });
+    };
+    const first = await claudeWorker('claude-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('claude-chat', checkSessionSpec({ agent: 'claude', idleMs: 60_000 })));
+    const one = await chat.ask('first question');
+    expect(one).toMatchObject({ turn: 1, end: { type: 'turn.completed' } });
+    expect(one.answer).toContain('User texts in context: 1');
+    // Once the turn's snapshot is in Redis (the turn's end comes before its save: a crash between
+    // the two loses that turn, as the README says), the worker dies.
+    const client = redis.client();
+    try {
+      const snapshot = sessionKeys('agentrx', 'claude-chat').snapshot;
+      const deadline = performance.now() + 30_000;
+      while ((await client.exists(snapshot)) === 0) {
+        if (performance.now() > deadline) throw new Error('no snapshot in Redis within 30 s');
+        await delay(50);
+      }
+    } finally {
+      client.disconnect();
+    }
+    first.child.child.kill('SIGKILL');
+    await claudeWorker('claude-b');
+    const two = await chat.ask('second question');
+    expect(two.turn).toBe(2);
+    expect(two.answer).toContain('User texts in context: 2 ("first question" | "second question")');
+    expect(chat.seen.filter(isResumed)).toHaveLength(1);
+    chat.commands.complete();
+    const all = await lastValueFrom(chat.messages.pipe(toArray()));
+    expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toEqual([all.at(-1)]);
   }, 180_000);
 
   it('a dispatcher with more than ten followers gives no listener-leak warning (in a process of its own: Node prints it on stderr)', async () => {
