@@ -1,9 +1,10 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Subject } from 'rxjs';
 import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys } from '../lib/fleet.js';
 import type { SessionCommand, SessionMessage } from '../lib/index.js';
+import { readProcessTableSync } from '../lib/process/process-table.js';
 import { startFakeModelServer } from '../spec/conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../spec/conformance/pi-env.js';
 import { startRedis } from '../spec/helpers/redis-server.js';
@@ -274,25 +275,7 @@ export async function fleetSessionLatencies(options: FleetSessionsOptions): Prom
   }
 }
 
-/** The agent processes of fleet session activations on this machine (they carry SESSION_ENV) of this bench's workers. */
+/** The live agent processes of fleet session activations on this machine (they carry SESSION_ENV): only the bench's run here. */
 function liveAgents(): number {
-  let count = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const environ = readFileSync(`/proc/${entry}/environ`, 'latin1');
-      if (environ.includes(`${SESSION_ENV}=`) && environ.includes(`${TAG}=`) && !isZombie(entry)) count += 1;
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return count;
-}
-
-function isZombie(pid: string): boolean {
-  try {
-    return / Z /.test(readFileSync(`/proc/${pid}/stat`, 'latin1').replace(/^\d+ \(.*\) /, ' '));
-  } catch {
-    return true;
-  }
+  return readProcessTableSync(`${SESSION_ENV}=`).entries.filter((entry) => entry.marked && !entry.zombie).length;
 }

@@ -63,10 +63,17 @@ export const SessionSpecSchema: z.ZodType<SessionSpec, SessionSpec> = z.discrimi
  * checkSessionSpec({ agent: 'pi', options: { model: 'claude-sonnet-4-5' }, idleMs: 30_000 }); // a SessionSpec
  * checkSessionSpec({ agent: 'pi', options: { prompt: 'Hi' } });
  * // throws TypeError: agent-rx: not a session spec: options has no option "prompt"
+ * checkSessionSpec({ agent: 'gemini' });
+ * // throws TypeError: agent-rx: not a session spec: Gemini CLI sessions cannot resume a conversation in a new process, which a fleet session needs
  */
 export function checkSessionSpec(value: unknown): SessionSpec {
   const parsed = SessionSpecSchema.safeParse(value, { reportInput: true });
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    // A fleet session sleeps and wakes in another process: its agent's definition must say how.
+    const { displayName, conversation } = AGENTS[parsed.data.agent];
+    if (conversation === undefined) throw new TypeError(`agent-rx: not a session spec: ${displayName} sessions cannot resume a conversation in a new process, which a fleet session needs`);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   throw new TypeError(`agent-rx: not a session spec: ${describeIssue(issue, issue?.path.map(String).join('.') ?? 'it')}`);
 }

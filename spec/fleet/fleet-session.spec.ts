@@ -391,6 +391,13 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(second.stdout).toContain('User texts in context: 2 ("first from the terminal" | "second from the terminal")');
   }, 180_000);
 
+  it('refuses at call time a fleet session of an agent whose sessions cannot resume in a new process (Gemini CLI), through its definition', () => {
+    expect(() => checkSessionSpec({ agent: 'gemini' })).toThrow(new TypeError('agent-rx: not a session spec: Gemini CLI sessions cannot resume a conversation in a new process, which a fleet session needs'));
+    const fleet = dispatcher();
+    expect(() => fleet.session('gemini-chat', { agent: 'gemini' })).toThrow(TypeError);
+    for (const agent of ['pi', 'claude', 'codex', 'qwen'] as const) expect(checkSessionSpec({ agent })).toEqual({ agent });
+  });
+
   it('chat refuses as usage errors --session without --fleet, --fleet without --session, and what is the worker’s to choose', () => {
     expect(parseChatArgs(['--session', 'x'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('needs --fleet') });
     expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1'])).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('needs --session') });
