@@ -34,7 +34,8 @@ type Numbered = Extract<SessionMessage, { turn: number }>;
  * `session.started` (or `session.resumed`), turns numbered on across processes, every command
  * answered, exactly one terminal, last. An `abort` or `permission` command while it sleeps is
  * answered without waking it (no turn, no request can be running). A snapshot is also saved after
- * every turn, so that a host that dies loses at most the turn it was running. The agents' sessions
+ * every turn, and the turn's `turn.completed` comes once it is: a host that dies loses no turn its
+ * caller saw completed (a save that fails says so in an `agent.warning` after it). The agents' sessions
  * take it through their `idleMs` option; this is the operator under them, for a session of the
  * caller's own.
  *
@@ -78,12 +79,28 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
       let holding = false;
       const held: SessionCommand[] = [];
 
+      // A completed turn is said once its snapshot is saved: it waits behind a gate its save opens,
+      // and what comes after it waits too, in order.
+      const out: ({ readonly message: SessionMessage } | { readonly gate: { open: boolean } })[] = [];
+
       const keyOf = (): string | undefined => spec.conversationId ?? sessionId;
       const emit = (message: SessionMessage): void => {
-        if (phase !== 'ended') subscriber.next(message);
+        if (phase === 'ended') return;
+        if (out.length === 0) subscriber.next(message);
+        else out.push({ message });
+      };
+      /** Says what waited, up to the first gate still closed (every gate: `force`). */
+      const flush = (force = false): void => {
+        while (out.length > 0 && phase !== 'ended') {
+          const head = out[0] as (typeof out)[number];
+          if ('gate' in head && !head.gate.open && !force) return;
+          out.shift();
+          if ('message' in head) subscriber.next(head.message);
+        }
       };
       const end = (terminal: TerminalMessage): void => {
         if (phase === 'ended') return;
+        flush(true);
         disarm();
         // The session the caller knows, whichever process ended it.
         const withId = sessionId === undefined ? terminal : { ...terminal, sessionId };
@@ -207,12 +224,23 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
           case 'turn.completed':
           case 'turn.failed':
             running = false;
-            emit(renumber(message));
             if (message.type === 'turn.completed') {
-              // The next command waits until the snapshot is read: it holds the turns completed so far, not the next one's prompt.
+              // Said once its snapshot is saved, so that a completed turn outlives the host. The next
+              // command waits until the snapshot is read: it holds the turns completed so far, not the next one's prompt.
+              const gate = { open: false };
+              out.push({ gate });
+              emit(renumber(message));
               holding = true;
-              void save(release).catch((error: unknown) => { warnUnsaved(`after turn ${String(message.turn + offset)}`, error); });
-            }
+              const turn = message.turn + offset;
+              const opened = (): void => {
+                gate.open = true;
+                flush();
+              };
+              save(release).then(opened, (error: unknown) => {
+                opened();
+                warnUnsaved(`after turn ${String(turn)}`, error);
+              });
+            } else emit(renumber(message));
             arm();
             return;
           case 'terminal.completed':

@@ -61,6 +61,15 @@ function drive(made: PassivationSpec): SessionDriver {
   return driver;
 }
 
+/** Resolves once `condition` holds (looked at every 20 ms); rejects after 20 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = performance.now() + 20_000;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error('the condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 const rootPid = (message: SessionMessage | undefined): number => Number((message as { sessionId: string }).sessionId.replace('fixture-', ''));
 
 describe('passivatingSession on the fixture agent', () => {
@@ -122,6 +131,53 @@ describe('passivatingSession on the fixture agent', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: started.sessionId });
     // Saved after each turn, and at the sleep: the last snapshot has both turns.
     expect(store.saved.get(started.sessionId)?.turns).toBe(2);
+  });
+
+  it('says a turn completed only once its snapshot is saved; a prompt sent meanwhile runs, its messages after that turn.completed', async () => {
+    const store = memoryStore();
+    // Saves wait until the test lets them through, one by one.
+    const gates: (() => void)[] = [];
+    const held: ConversationStore = {
+      load: (id) => store.load(id),
+      save: async (id, snapshot) => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        await store.save(id, snapshot);
+      },
+    };
+    const session = drive(spec(held, { idleMs: Number.POSITIVE_INFINITY }));
+    session.send({ type: 'prompt', text: 'echo:one' });
+    const sessionId = (await session.nextOf('session.started')).sessionId;
+    await until(() => gates.length === 1);
+    // Turn 1's save waits: a prompt sent now runs; neither turn is said completed while its save waits.
+    session.send({ type: 'prompt', text: 'echo:two' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(session.messages.filter((message) => message.type === 'turn.completed')).toEqual([]);
+    expect(store.saved.size).toBe(0);
+    gates.shift()?.();
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 1 });
+    expect(store.saved.get(sessionId)?.turns).toBe(1);
+    await until(() => gates.length === 1);
+    expect(session.messages.filter((message) => message.type === 'turn.completed')).toHaveLength(1);
+    gates.shift()?.();
+    expect(await session.nextOf('turn.completed')).toMatchObject({ turn: 2 });
+    expect(store.saved.get(sessionId)?.turns).toBe(2);
+    session.end();
+    await until(() => gates.length === 1);
+    gates.shift()?.();
+    const messages = await session.done;
+    expect(sessionShape(messages.filter((message) => message.type !== 'session.started'))).toEqual(
+      sessionShape([
+        { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'echo:one' },
+        { type: 'turn.started', turn: 1, prompt: 'echo:one' },
+        { type: 'assistant', text: 'one|' },
+        { type: 'turn.completed', turn: 1, stopReason: 'end_turn' },
+        { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 2, text: 'echo:two' },
+        { type: 'turn.started', turn: 2, prompt: 'echo:two' },
+        { type: 'assistant', text: 'two|' },
+        { type: 'turn.completed', turn: 2, stopReason: 'end_turn' },
+        { type: 'terminal.completed', stopReason: 'end_turn' },
+      ]),
+    );
   });
 
   it('answers an abort and a permission command while asleep without waking it; ending the commands then ends it with no process', async () => {
