@@ -61,8 +61,12 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
       const settle = (id: string): void => {
         waiting.delete(id);
         kinds.delete(id);
+        sentIn.delete(id);
       };
       let agentSessionId: string | undefined;
+      // The session's epoch as this attachment last saw it, and the epoch each waiting command was sent in.
+      let epoch: string | undefined;
+      const sentIn = new Map<string, string>();
       let sending: Promise<unknown> = Promise.resolve();
       let lastAnswer = performance.now();
       let watchedAt = 0;
@@ -114,7 +118,19 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         }
         sending = sending.then(async () => {
           try {
-            await caller.redis.multi().xadd(keys.commands, 'MAXLEN', '~', SESSION_MAX_ENTRIES, '*', 'c', JSON.stringify(withId)).expire(keys.commands, SESSION_TTL_SECONDS).exec();
+            const results = await caller.redis
+              .multi()
+              .xadd(keys.commands, 'MAXLEN', '~', SESSION_MAX_ENTRIES, '*', 'c', JSON.stringify(withId))
+              .expire(keys.commands, SESSION_TTL_SECONDS)
+              .set(keys.epoch, randomUUID(), 'EX', SESSION_TTL_SECONDS, 'NX')
+              .expire(keys.epoch, SESSION_TTL_SECONDS)
+              .get(keys.epoch)
+              .exec();
+            const now = results?.[4]?.[1];
+            if (typeof now === 'string') {
+              if (typeof id === 'string' && waiting.has(id)) sentIn.set(id, now);
+              sawEpoch(now);
+            }
             await activate(caller, keys, sessionId, checked);
           } catch (error) {
             caller.report(error);
@@ -122,16 +138,27 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         });
       };
 
-      /** The commands still waiting, answered by this attachment itself: the session's state is gone from Redis. */
-      const forget = (): void => {
+      /**
+       * The session's epoch now (`null`: none, its state is gone): when it is not the one seen
+       * before, Redis lost the session's state, and the commands sent before are answered by this
+       * attachment itself (no activation will: their entries, and the turns they ran, are gone).
+       */
+      const sawEpoch = (now: string | null): void => {
+        const before = epoch;
+        if (now !== null) epoch = now;
+        if (before === undefined || before === now || over) return;
         const message = `Redis lost the session ${sessionId}'s state (restarted without its data?)`;
+        subscriber.next({ type: 'agent.warning', message: `${message}: its conversation starts again` });
         for (const [id, turn] of [...waiting]) {
+          const was = sentIn.get(id);
+          if (was === undefined || was === now) continue;
           const kind = kinds.get(id) ?? 'invalid';
           settle(id);
-          if (over) return;
+          if (isOver()) return;
           if (turn === null) subscriber.next({ type: 'input.dropped', kind, reason: 'session-ended', message, commandId: id });
           else subscriber.next({ type: 'turn.failed', turn, reason: 'lost', message });
         }
+        if (now === null) epoch = undefined;
         maybeDone();
       };
       const watch = async (): Promise<void> => {
@@ -143,7 +170,7 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
           // Redis lost the session's keys (restarted without its data): what waits is answered here,
           // as lost. The commands sent so far are in first (a first command's append may still run).
           await sending;
-          if ((await caller.redis.exists(keys.commands, keys.log)) === 0) forget();
+          sawEpoch(await caller.redis.get(keys.epoch));
         } catch (error) {
           caller.report(error);
         }

@@ -26,6 +26,11 @@ export interface SessionKeys {
   readonly lastTurn: string;
   /** The conversation's snapshot (JSON). */
   readonly snapshot: string;
+  /**
+   * A random value the first command sent sets, and every command keeps: a caller that finds
+   * another value, or none, knows Redis lost the session's state (restarted without its data).
+   */
+  readonly epoch: string;
 }
 
 /**
@@ -47,6 +52,7 @@ export function sessionKeys(prefix: string, sessionId: string): SessionKeys {
     open: `${base}:open`,
     lastTurn: `${base}:last-turn`,
     snapshot: `${base}:snapshot`,
+    epoch: `${base}:epoch`,
   };
 }
 

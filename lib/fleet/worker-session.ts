@@ -1,7 +1,9 @@
 import type { Job } from 'bullmq';
-import { Subject, type Subscription } from 'rxjs';
+import { randomUUID } from 'node:crypto';
+import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import { agentByName } from '../agent-table.js';
 import { isTerminal, type SessionCommand, type SessionMessage } from '../messages.js';
+import { DEFAULT_GRACE_PERIOD_MS } from '../process/options.js';
 import { sweepMarked } from '../process/sweep.js';
 import { parseSnapshot, type ConversationStore } from '../sessions/conversation-snapshot.js';
 import { agentSession } from '../sessions/agent-session.js';
@@ -69,16 +71,30 @@ export async function activateSession(host: SessionHost, job: Job): Promise<void
     host.tell({ type: 'session.skipped', sessionId: data.sessionId, why: 'closing' });
     return;
   }
-  const token = await host.redis.agentRxSessionAcquire(keys.lease, keys.fence, keys.activating, host.workerName, host.leaseMs, SESSION_TTL_SECONDS);
+  // The lease names this activation alone: after a Redis restart that lost the fencing counter, a
+  // token can come again, on the same worker too.
+  const claimant = `${host.workerName}~${randomUUID().slice(0, 8)}`;
+  const token = await host.redis.agentRxSessionAcquire(keys.lease, keys.fence, keys.activating, claimant, host.leaseMs, SESSION_TTL_SECONDS);
   if (token === null) {
     host.tell({ type: 'session.skipped', sessionId: data.sessionId, why: 'active' });
     return;
   }
   const lastTurn = Number((await host.redis.get(keys.lastTurn).catch(() => null)) ?? 0);
+  const upMs = token === 1 ? await redisUptimeMs(host.redis) : Number.POSITIVE_INFINITY;
   host.tell({ type: 'session.activated', sessionId: data.sessionId, agent: data.spec.agent, token });
   await new Promise<void>((resolve) => {
-    new Activation(host, data, keys, `${host.workerName}/${String(token)}`, lastTurn, resolve).start();
+    new Activation(host, data, keys, `${claimant}/${String(token)}`, lastTurn, upMs, resolve).start();
   });
+}
+
+/** How long the Redis server has been up (`INFO server`), in ms; 0 when it cannot be read. */
+async function redisUptimeMs(redis: FleetRedis): Promise<number> {
+  try {
+    const seconds = /uptime_in_seconds:(\d+)/.exec(await redis.info('server'))?.[1];
+    return seconds === undefined ? 0 : Number(seconds) * 1000;
+  } catch {
+    return 0;
+  }
 }
 
 function checkActivation(value: unknown): ActivationData {
@@ -108,12 +124,16 @@ class Activation implements ActiveSession {
   /** SESSION_ENV's value for this activation's processes. */
   readonly #marker: string;
   readonly #lastTurn: number;
+  /** How long Redis had been up when the lease was taken with a first token (else Infinity). */
+  readonly #redisUpMs: number;
   readonly #done: () => void;
   readonly #commands = new Subject<SessionCommand>();
   readonly #idleMs: number;
   #reader: Redis | null = null;
   #subscription: Subscription | null = null;
   #beat: NodeJS.Timeout | undefined;
+  /** The wait before the agent starts, while Redis is young. */
+  #hold: NodeJS.Timeout | undefined;
   #lastBeat = performance.now();
   /** Taken commands not answered yet (by command id). */
   readonly #unanswered = new Set<string>();
@@ -138,13 +158,14 @@ class Activation implements ActiveSession {
   #processUp = false;
   #processGone: (() => void) | null = null;
 
-  constructor(host: SessionHost, data: ActivationData, keys: SessionKeys, holder: string, lastTurn: number, done: () => void) {
+  constructor(host: SessionHost, data: ActivationData, keys: SessionKeys, holder: string, lastTurn: number, redisUpMs: number, done: () => void) {
     this.#host = host;
     this.#data = data;
     this.#keys = keys;
     this.#holder = holder;
     this.#marker = `${data.sessionId}/${holder}`;
     this.#lastTurn = lastTurn;
+    this.#redisUpMs = redisUpMs;
     this.#done = done;
     this.#idleMs = data.spec.idleMs ?? FLEET_SESSION_IDLE_MS;
   }
@@ -156,8 +177,10 @@ class Activation implements ActiveSession {
       this.#renew();
     }, host.beatMs);
     let session;
+    let graceMs = DEFAULT_GRACE_PERIOD_MS;
     try {
       const options = host.options(this.#data.spec, { [SESSION_ENV]: this.#marker });
+      if (typeof options['gracePeriodMs'] === 'number') graceMs = options['gracePeriodMs'];
       session = agentSession(agentByName(this.#data.spec.agent), {
         ...options,
         idleMs: this.#idleMs,
@@ -173,6 +196,26 @@ class Activation implements ActiveSession {
       void this.#end('ended', 'force');
       return;
     }
+    // A first token while Redis is young: Redis may have restarted without its data, and an
+    // activation from before may still run its agent until it finds its lease gone (within a beat)
+    // or unrenewable (within the lease) and its stop sequence ends (the grace period). The agent
+    // starts once that is over, so that at most one of the session's agents is alive.
+    const holdMs = host.leaseMs + host.beatMs + graceMs + 500 - this.#redisUpMs;
+    if (holdMs > 0) {
+      this.#hold = setTimeout(() => {
+        this.#open(session);
+      }, holdMs);
+    } else this.#open(session);
+  }
+
+  #open(session: OperatorFunction<SessionCommand, SessionMessage>): void {
+    if (this.#over) return;
+    if (this.#sleeping) {
+      // Drained while it waited: no agent was started.
+      void this.#end('drained', 'force');
+      return;
+    }
+    const host = this.#host;
     this.#subscription = this.#commands.pipe(session).subscribe({
       next: (message) => {
         this.#onMessage(message);
@@ -400,6 +443,7 @@ class Activation implements ActiveSession {
     this.#finished = true;
     this.#over = true;
     clearInterval(this.#beat);
+    clearTimeout(this.#hold);
     this.#stopReading();
     this.#subscription?.unsubscribe();
     const { redis, report } = this.#host;

@@ -2,6 +2,9 @@ import { isObservable, type Observable } from 'rxjs';
 import type { StopCause } from './items.js';
 
 /** Input for a process: fixed bytes, or a stream of chunks for a long-lived conversation. */
+/** How long the stop sequence waits after the interrupt before it kills the tree, unless told. */
+export const DEFAULT_GRACE_PERIOD_MS = 2000;
+
 export type StdinSource = string | Uint8Array | Observable<string | Uint8Array>;
 
 /** How to ask a process to stop before it is killed. */
@@ -122,7 +125,7 @@ export function resolveProcessOptions(command: unknown, args: unknown, options: 
     env: options.env,
     stdin,
     interrupt: { signal, stdin: interrupt.stdin === undefined ? DEFAULT_INTERRUPT.stdin : interrupt.stdin },
-    gracePeriodMs: nonNegative('gracePeriodMs', options.gracePeriodMs, 2000),
+    gracePeriodMs: nonNegative('gracePeriodMs', options.gracePeriodMs, DEFAULT_GRACE_PERIOD_MS),
     killTimeoutMs: nonNegative('killTimeoutMs', options.killTimeoutMs, 5000),
     timeoutMs: limit('timeoutMs', options.timeoutMs),
     idleTimeoutMs: limit('idleTimeoutMs', options.idleTimeoutMs),

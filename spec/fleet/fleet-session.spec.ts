@@ -140,7 +140,12 @@ class Attachment {
     const id = `c-${String(from)}-${text.slice(0, 12).replace(/\W/g, '')}`;
     this.commands.next({ type: 'prompt', text, id });
     const started = await this.next((message): message is Extract<SessionMessage, { type: 'turn.started' }> => message.type === 'turn.started' && message.commandId === id, timeoutMs);
-    const end = await this.next((message): message is Extract<SessionMessage, { type: 'turn.completed' | 'turn.failed' }> => (message.type === 'turn.completed' || message.type === 'turn.failed') && message.turn === started.turn, timeoutMs);
+    // After its start: turn numbers start again after Redis lost a session's state.
+    const at = this.seen.indexOf(started);
+    const end = await this.next(
+      (message): message is Extract<SessionMessage, { type: 'turn.completed' | 'turn.failed' }> => (message.type === 'turn.completed' || message.type === 'turn.failed') && message.turn === started.turn && this.seen.indexOf(message) > at,
+      timeoutMs,
+    );
     const answer = this.seen
       .slice(from)
       .filter((message): message is Extract<SessionMessage, { type: 'assistant' }> => message.type === 'assistant')
@@ -349,6 +354,41 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toEqual([all.at(-1)]);
   }, 180_000);
 
+  it('Redis restarted without its data while a long turn runs: that turn ends lost, a warning says the conversation starts again, the next prompt is answered by an agent started once the old one was gone', async () => {
+    await startWorker('epoch-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-epoch', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await chat.ask('before the restart')).answer).toContain('User texts in context: 1');
+    chat.commands.next({ type: 'prompt', text: `${scenarioMarker('sleep_tool')}a long tool`, id: 'long' });
+    await chat.next((message): message is SessionMessage => message.type === 'tool.call');
+    const before = agentsOf('chat-epoch');
+    expect(before.length).toBeGreaterThan(0);
+    let most = 0;
+    const sampler = setInterval(() => {
+      most = Math.max(most, liveActivations().size);
+    }, 50);
+    await redis.kill();
+    await delay(300);
+    await redis.restart();
+    const after = await chat.ask('after the restart').finally(() => {
+      clearInterval(sampler);
+    });
+    // The new activation's agent started once the old one's was gone (a first token while Redis is young waits).
+    expect(most).toBe(1);
+    const lost = chat.seen.find((message) => message.type === 'turn.failed');
+    expect(lost).toMatchObject({ turn: 2, reason: 'lost', message: expect.stringContaining('Redis lost the session chat-epoch') });
+    expect(chat.seen.filter((message) => message.type === 'agent.warning')).toEqual([expect.objectContaining({ message: expect.stringContaining('its conversation starts again') })]);
+    expect(chat.seen.indexOf(lost as SessionMessage)).toBeLessThan(chat.seen.findIndex((message) => message.type === 'turn.started' && message.commandId?.includes('afterthe') === true));
+    // The conversation starts again: the answer knows only the prompt sent after the restart.
+    expect(after.answer).toContain('User texts in context: 1 ("after the restart")');
+    // The old activation found its lease gone and stopped its agent.
+    await until(() => before.every((pid) => !isAlive(pid)), 30_000, 'the old activation’s agent gone');
+    chat.commands.complete();
+    const all = await lastValueFrom(chat.messages.pipe(toArray()));
+    expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toEqual([all.at(-1)]);
+    expect(all.at(-1)).toMatchObject({ type: 'terminal.completed' });
+  }, 180_000);
+
   it('a dispatcher with more than ten followers gives no listener-leak warning (in a process of its own: Node prints it on stderr)', async () => {
     const script = [
       `const { createRunDispatcher } = await import(${JSON.stringify(join(ROOT, 'lib/fleet.ts'))});`,
@@ -402,10 +442,10 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(parseChatArgs(['--fleet', 'redis://127.0.0.1:1', '--session', 'chat-1', '--model', 'm'])).toMatchObject({ kind: 'chat', description: 'pi on the fleet, session chat-1' });
   });
 
-  it('under random prompts, long turns, sleeps and worker kills: every command answered once, turns never overlap, at most one live agent at every sample, one terminal', async () => {
+  it('under random prompts, long turns, sleeps, worker kills and Redis restarts without their data: every command answered once, turns never overlap, at most one live agent at every sample, one terminal', async () => {
     let round = 0;
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom('prompt', 'long', 'sleep', 'kill'), { minLength: 3, maxLength: 6 }), async (steps) => {
+      fc.asyncProperty(fc.array(fc.constantFrom('prompt', 'long', 'sleep', 'kill', 'restart'), { minLength: 3, maxLength: 6 }), async (steps) => {
         round += 1;
         const live: Worker[] = [await startWorker(`prop-${String(round)}-0`), await startWorker(`prop-${String(round)}-1`)];
         const fleet = dispatcher();
@@ -425,10 +465,14 @@ describe('a fleet session (real pi, the recall scenario)', () => {
               if (step === 'prompt') await until(() => answeredOnce(id), 90_000, `an answer to ${id}`);
               else await until(() => answeredOnce(id) || chat.seen.some((message) => message.type === 'tool.call'), 90_000, `the tool of ${id}`);
             } else if (step === 'sleep') await delay(2000);
-            else {
+            else if (step === 'kill') {
               const [victim] = live.splice(0, 1);
               victim?.child.child.kill('SIGKILL');
               live.push(await startWorker(`prop-${String(round)}-${String(index + 2)}`));
+            } else {
+              await redis.kill();
+              await delay(300);
+              await redis.restart();
             }
           }
           chat.commands.complete();
