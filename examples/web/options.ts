@@ -128,6 +128,9 @@ export function parseWebArgs(argv: readonly string[], env: NodeJS.ProcessEnv): W
   if (values.session === true && fleet !== undefined && !real) {
     return { kind: 'usage-error', message: '--session with --fleet needs --real: a fleet session falls asleep and wakes from its agent\'s own conversation, which a replay has not' };
   }
+  if (values.session === true && fleet !== undefined && AGENTS[name].conversation === undefined) {
+    return { kind: 'usage-error', message: `--session with --fleet needs an agent whose conversation can wake in a new process; ${AGENTS[name].displayName}'s cannot` };
+  }
   const onFleet = fleet === undefined ? {} : { fleet };
   const inSession = values.session === true ? { session: true as const } : {};
   if (!real) return { kind: 'serve', port, agent: { kind: 'replay', agent: name, transcript: values.transcript ?? DEFAULT_TRANSCRIPTS[name] }, ...onFleet, ...inSession };

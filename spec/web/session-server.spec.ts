@@ -241,6 +241,8 @@ describe('parseWebArgs --session', () => {
     expect(parseWebArgs(['--session', '--transcript', 'text'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'replay', agent: 'pi', transcript: 'text' }, session: true });
     expect(parseWebArgs(['--session', '--agent', 'codex'], {})).toMatchObject({ kind: 'usage-error', message: '--session replays pi only (examples/replay-agent/pi-rpc-replay.mjs); for Codex, add --real' });
     expect(parseWebArgs(['--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining('--session with --fleet needs --real') });
+    expect(parseWebArgs(['--agent', 'gemini', '--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'usage-error', message: expect.stringContaining("Gemini CLI's cannot") });
+    expect(parseWebArgs(['--agent', 'qwen', '--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toMatchObject({ kind: 'serve', session: true });
     expect(parseWebArgs(['--real', '--session', '--fleet', 'redis://127.0.0.1:6379'], {})).toEqual({ kind: 'serve', port: 0, agent: { kind: 'real', agent: 'pi' }, session: true, fleet: 'redis://127.0.0.1:6379' });
   });
 });
