@@ -126,14 +126,18 @@ export interface RunDispatcher {
    * (`session.resumed`). At most one activation is live at a time (a lease with a fencing token: a
    * worker that lost it writes nothing more and stops its agent); commands are taken in order,
    * each once; a turn running when its worker died ends `turn.failed` (`lost`) and the next prompt
-   * goes on from the last completed turn. Turns are numbered on across activations.
+   * goes on from the last completed turn (a turn's `turn.completed` is written once its snapshot
+   * is saved). Turns are numbered on across activations. When Redis loses the session's state
+   * (restarted without its data), its running turn ends `lost` and its other commands are dropped
+   * (`session-ended`), an `agent.warning` says so, and the next prompt starts the conversation
+   * again.
    *
    * Several callers may attach to one session id: each reads the session's messages from the
    * moment it subscribes. Completing the commands ends the attachment once each is answered (a
    * `terminal.completed` of its own); unsubscribing only stops reading: the session lives on
    * (a running turn finishes, then it falls asleep). An invalid spec or id throws a `TypeError` now.
    * Needs workers that run the spec's agent and can resume its conversations (pi, Claude Code,
-   * Codex).
+   * Codex, Qwen Code).
    */
   session(sessionId: string, spec: SessionSpec): OperatorFunction<SessionCommand, SessionMessage>;
   /**
