@@ -1,10 +1,10 @@
 import { isObservable, type Observable } from 'rxjs';
 import type { StopCause } from './items.js';
 
-/** Input for a process: fixed bytes, or a stream of chunks for a long-lived conversation. */
 /** How long the stop sequence waits after the interrupt before it kills the tree, unless told. */
 export const DEFAULT_GRACE_PERIOD_MS = 2000;
 
+/** Input for a process: fixed bytes, or a stream of chunks for a long-lived conversation. */
 export type StdinSource = string | Uint8Array | Observable<string | Uint8Array>;
 
 /** How to ask a process to stop before it is killed. */
