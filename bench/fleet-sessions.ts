@@ -162,12 +162,14 @@ export async function fleetSessionLatencies(options: FleetSessionsOptions): Prom
               complete: resolve,
             });
           });
+          // A prompt may wait for a slot behind many sessions' starts: 5 s per session, 300 s at least.
+          const patienceMs = Math.max(300_000, sessions * 5000);
           const waitFor = async (check: () => boolean): Promise<void> => {
-            const deadline = performance.now() + 300_000;
+            const deadline = performance.now() + patienceMs;
             while (!check()) {
               if (performance.now() > deadline) {
                 const since = seen.slice(from).map(({ message }) => message.type);
-                throw new Error(`session ${id}: no answer within 300 s; since the prompt: ${since.join(', ') || 'nothing'}; activations: ${(activations.get(id) ?? []).join(', ')}`);
+                throw new Error(`session ${id}: no answer within ${String(patienceMs / 1000)} s; since the prompt: ${since.join(', ') || 'nothing'}; activations: ${(activations.get(id) ?? []).join(', ')}`);
               }
               await new Promise<void>((resolve) => {
                 wake = resolve;

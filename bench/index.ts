@@ -6,6 +6,7 @@
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
 //   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation, fleet-sessions
 //   BENCH_FLEET_SESSIONS=n   fleet sessions of the real pi in fleet-sessions (default 48; quick 12)
+//   BENCH_FLEET_SESSIONS_SPREAD_MS=n  the window of their first prompts (default 10000)
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
 //   BENCH_LARGE_DELTAS=n     deltas of the large stream (default 20000, ~2 GB)
 //   BENCH_KEEP_STREAMS=1     keep the generated streams in the temp dir for the next run
@@ -388,7 +389,8 @@ try {
   if (runs('fleet-sessions')) {
     // Each session's turns start the real pi (a second of CPU each) on the 2 to 12 slots of its workers.
     const sessions = Number(process.env['BENCH_FLEET_SESSIONS'] ?? (quick ? 12 : 48));
-    const fleet = await fleetSessionLatencies({ sessions });
+    const spreadText = process.env['BENCH_FLEET_SESSIONS_SPREAD_MS'];
+    const fleet = await fleetSessionLatencies({ sessions, ...(spreadText === undefined ? {} : { spreadMs: Number(spreadText) }) });
     result['fleetSessions'] = fleet;
     const kinds: readonly Found[] = ['new', 'awake', 'woken here', 'woken elsewhere'];
     const ratio = (a: Found, b: Found): string => (fleet.firstText[b].p50 > 0 ? `${(fleet.firstText[a].p50 / fleet.firstText[b].p50).toFixed(2)}×` : '');
