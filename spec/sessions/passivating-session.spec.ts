@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { map, type OperatorFunction } from 'rxjs';
+import { map, tap, type OperatorFunction } from 'rxjs';
 import { passivatingSession, type ConversationSnapshot, type ConversationStore, type PassivationSpec, type SessionCommand, type SessionMessage } from '../../lib/index.js';
 import { SessionDriver, sessionShape } from '../conformance/session-driver.js';
 import { fixtureSession } from '../helpers/fixture-session.js';
@@ -144,13 +144,16 @@ describe('passivatingSession on the fixture agent', () => {
         await store.save(id, snapshot);
       },
     };
-    const session = drive(spec(held, { idleMs: Number.POSITIVE_INFINITY }));
+    // What the process itself says, before the operator holds anything back.
+    const raw: SessionMessage[] = [];
+    const base = spec(held, { idleMs: Number.POSITIVE_INFINITY });
+    const session = drive({ ...base, session: (resume) => (commands) => base.session(resume)(commands).pipe(tap((message) => raw.push(message))) });
     session.send({ type: 'prompt', text: 'echo:one' });
     const sessionId = (await session.nextOf('session.started')).sessionId;
     await until(() => gates.length === 1);
-    // Turn 1's save waits: a prompt sent now runs; neither turn is said completed while its save waits.
+    // Turn 1's save waits: a prompt sent now runs to its end in the process; neither turn is said completed meanwhile.
     session.send({ type: 'prompt', text: 'echo:two' });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until(() => raw.some((message) => message.type === 'turn.completed' && message.turn === 2));
     expect(session.messages.filter((message) => message.type === 'turn.completed')).toEqual([]);
     expect(store.saved.size).toBe(0);
     gates.shift()?.();
