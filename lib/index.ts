@@ -33,6 +33,7 @@ export { collectInvalidLines, type CollectInvalidLinesOptions } from './operator
 export { snapshotToDelta, type SnapshotToDeltaOptions, type TextReading, type TextReader } from './operators/snapshot-to-delta.js';
 export { bufferThinkingUntilTurnEnd, type BufferThinkingOptions, type TurnEnd } from './operators/buffer-thinking-until-turn-end.js';
 export { mapToCliMessage } from './operators/map-to-cli-message.js';
+export { budget, CHARACTERS_PER_TOKEN, type BudgetOptions, type BudgetLimits, type TokenPrice } from './operators/budget.js';
 export { checkRunOutput } from './operators/turn-output.js';
 export type { OutputContract } from './operators/output-schema.js';
 export type { SpecPrompt, SpecPromptOptions } from './agents/shared/option-schemas.js';

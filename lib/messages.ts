@@ -399,6 +399,56 @@ export interface Timeout {
 /** Validates a {@link Timeout}. */
 export const TimeoutSchema = z.object({ limit: z.enum(['run', 'idle', 'abort', 'end']), ms: z.number() });
 
+/** The limits of a budget (see `budget`): what a run, a session or a turn may spend. */
+export const BUDGET_LIMITS = ['tokens', 'costUsd', 'wallMs', 'toolCalls', 'turns'] as const;
+/** One of {@link BUDGET_LIMITS}. */
+export type BudgetLimit = (typeof BUDGET_LIMITS)[number];
+
+/** What a budget counted so far: tokens (reported, and estimated since the last report), cost, time, tool calls, turns. */
+export interface BudgetSpent {
+  tokens: number;
+  /** In USD: reported by the agent, or from the caller's price; absent when neither gives one. */
+  costUsd?: number | undefined;
+  wallMs: number;
+  toolCalls: number;
+  turns: number;
+  /**
+   * How many of `tokens` are estimated: text the agent streamed since it last reported its usage
+   * (answer, thinking, tool inputs and outputs), at 4 characters a token. 0 once it reported.
+   */
+  estimatedTokens: number;
+}
+/** Validates a {@link BudgetSpent}. */
+export const BudgetSpentSchema = z.object({
+  tokens: z.number().nonnegative(),
+  costUsd: z.number().nonnegative().optional(),
+  wallMs: z.number().nonnegative(),
+  toolCalls: z.number().int().nonnegative(),
+  turns: z.number().int().nonnegative(),
+  estimatedTokens: z.number().nonnegative(),
+});
+
+/**
+ * Which budget limit was crossed (reason `budget`): the limit, its value, what was used when it was
+ * crossed, whether the limit was the whole run's or session's (`total`) or one turn's (`turn`), and
+ * everything the budget counted by then.
+ */
+export interface BudgetExceeded {
+  limit: BudgetLimit;
+  max: number;
+  used: number;
+  per: 'total' | 'turn';
+  spent: BudgetSpent;
+}
+/** Validates a {@link BudgetExceeded}. */
+export const BudgetExceededSchema = z.object({
+  limit: z.enum(BUDGET_LIMITS),
+  max: z.number().nonnegative(),
+  used: z.number().nonnegative(),
+  per: z.enum(['total', 'turn']),
+  spent: BudgetSpentSchema,
+});
+
 /** Why a run failed. */
 export type FailureReason =
   /** The executable is missing or not runnable (or `cwd` is not a folder). */
@@ -433,7 +483,12 @@ export type FailureReason =
    * says how, `answer` holds what came). The agent completed its turn: repair it in a session with
    * a follow-up that quotes the issues, or retry the run (not done by `isRetryableFailure`).
    */
-  | 'output-schema';
+  | 'output-schema'
+  /**
+   * A limit of the caller's `budget` was crossed (`budget` says which, and the figures): the run was
+   * stopped the graceful way, or the session's turn was aborted. Never retried by `isRetryableFailure`.
+   */
+  | 'budget';
 /** Validates a {@link FailureReason}. */
 export const FailureReasonSchema = z.enum([
   'spawn',
@@ -447,6 +502,7 @@ export const FailureReasonSchema = z.enum([
   'timeout',
   'lost',
   'output-schema',
+  'budget',
 ]);
 
 /**
@@ -485,6 +541,8 @@ export interface TerminalFailed {
   outputIssues?: OutputIssue[] | undefined;
   /** With reason `output-schema`: the answer that failed (its final text, bounded). */
   answer?: string | undefined;
+  /** With reason `budget`: which limit was crossed, and what was spent. */
+  budget?: BudgetExceeded | undefined;
   sessionId?: string | undefined;
 }
 /** Validates a {@link TerminalFailed}. */
@@ -504,6 +562,7 @@ export const TerminalFailedSchema = z.object({
   timeout: TimeoutSchema.optional(),
   outputIssues: z.array(OutputIssueSchema).optional(),
   answer: z.string().optional(),
+  budget: BudgetExceededSchema.optional(),
   sessionId: z.string().optional(),
 });
 
@@ -821,6 +880,8 @@ export interface TurnFailed {
   outputIssues?: OutputIssue[] | undefined;
   /** With reason `output-schema`: the answer that failed (bounded). */
   answer?: string | undefined;
+  /** With reason `budget`: which limit was crossed, and what was spent. */
+  budget?: BudgetExceeded | undefined;
 }
 /** Validates a {@link TurnFailed}. */
 export const TurnFailedSchema = z.object({
@@ -834,6 +895,7 @@ export const TurnFailedSchema = z.object({
   timeout: TimeoutSchema.optional(),
   outputIssues: z.array(OutputIssueSchema).optional(),
   answer: z.string().optional(),
+  budget: BudgetExceededSchema.optional(),
 });
 
 /** The kinds of command, and `invalid` for a value that is not a command. */
@@ -967,6 +1029,9 @@ type _MessageTypesMatchTheirSchemas = [
   Holds<Same<StopReason, z.infer<typeof StopReasonSchema>>>,
   Holds<Same<TerminalCompleted, z.infer<typeof TerminalCompletedSchema>>>,
   Holds<Same<Timeout, z.infer<typeof TimeoutSchema>>>,
+  Holds<Same<BudgetLimit, z.infer<typeof BudgetExceededSchema>['limit']>>,
+  Holds<Same<BudgetSpent, z.infer<typeof BudgetSpentSchema>>>,
+  Holds<Same<BudgetExceeded, z.infer<typeof BudgetExceededSchema>>>,
   Holds<Same<FailureReason, z.infer<typeof FailureReasonSchema>>>,
   Holds<Same<TerminalFailed, z.infer<typeof TerminalFailedSchema>>>,
   Holds<Same<RunRetrying, z.infer<typeof RunRetryingSchema>>>,

@@ -100,6 +100,7 @@ const LEADING_STATUS = /^\s*(\d{3})(?:\s|$|:)/;
  * | reason `timeout` with `timeout.limit` `idle` or `abort` | yes | a stalled model or stream; a session's agent that hung after an abort |
  * | reason `timeout` with `timeout.limit` `run` or `end` | no | the next attempt has the same budget for the same work; a session's work was done |
  * | reason `invalid-output`, `missing-terminal` | no | a property of the invocation or the version, not of the moment |
+ * | reason `budget` | no | the caller's limit was spent: another attempt spends more |
  * | reason `output-schema` | no | the agent finished its work and answered in the wrong shape: a new run repeats that work (and its tools); repair the answer in a session with a follow-up that quotes `outputIssues` |
  * | anything not recognised | no | a retry costs tokens and may repeat work: add your own rule with `isRetryable` |
  *
@@ -119,6 +120,7 @@ export function isRetryableFailure(failure: TerminalFailed): boolean {
     case 'missing-terminal':
     case 'stopped':
     case 'output-schema':
+    case 'budget':
       return false;
     case 'lost':
       // The worker or the queue failed, not the request: like a process killed by a signal.

@@ -1,4 +1,5 @@
 import type { TerminalFailed, TerminalMessage, Timeout } from '../messages.js';
+import { budgetText } from './budget-text.js';
 import type { StartFailure } from '../process/items.js';
 import { terminalFailed } from '../terminal-failed.js';
 import type { Conclusion, MessageMapping } from './dialect.js';
@@ -77,6 +78,7 @@ function failureBeforeConclusion<S, E extends AgentEvent>(dialect: MessageMappin
   const stopped = exit.stoppedBy;
   if (stopped === undefined) return null;
   if (stopped.kind === 'host') return failure(dialect, state, exit, 'stopped', `the host stopped the ${name} run (stopAllRuns)`);
+  if (stopped.kind === 'budget') return { ...failure(dialect, state, exit, 'budget', `the ${name} run was stopped: ${budgetText(stopped.exceeded)}`), budget: stopped.exceeded };
   return { ...failure(dialect, state, exit, 'timeout', `${timeoutText(name, stopped.limit, stopped.ms)}; it was stopped`), timeout: { limit: stopped.limit, ms: stopped.ms } };
 }
 

@@ -1,3 +1,5 @@
+import type { BudgetExceeded } from '../messages.js';
+
 /** One LF-framed line of the child's stdout (a trailing CR removed). */
 export interface ProcessLine {
   readonly kind: 'line';
@@ -71,7 +73,7 @@ export type SpawnProblem =
 
 /**
  * Why the library stopped a run that a subscriber still listens to: the host called
- * `stopAllRuns()`, or a time limit ran out. (A run stopped by unsubscribing has no listener left.)
+ * `stopAllRuns()`, a time limit ran out, or a budget was spent. (A run stopped by unsubscribing has no listener left.)
  */
 export type StopCause =
   | { readonly kind: 'host' }
@@ -84,7 +86,9 @@ export type StopCause =
        */
       readonly limit: 'run' | 'idle' | 'abort' | 'end';
       readonly ms: number;
-    };
+    }
+  /** The caller's budget was spent (see `budget`): which limit, and the figures. */
+  | { readonly kind: 'budget'; readonly exceeded: BudgetExceeded };
 
 /**
  * The last item of every run: how it ended. `processLines` gives it when its process is gone (or

@@ -7,6 +7,7 @@ import type { ProcessEntry } from './process-entry.js';
 import { track, trackGroup, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
+import { currentRunScope } from './run-scope.js';
 import { sendSignal } from './signals.js';
 import { readOutput, type OutputFrame } from './read-output.js';
 import { spawnRoot, type Subprocess } from './spawn.js';
@@ -71,10 +72,18 @@ class Run implements TrackedRun, ProcessRun {
   /** Withdraws the spawn while it waits for a later event-loop turn; `null` once it ran. */
   #withdrawSpawn: (() => void) | null = null;
   #settle!: () => void;
+  /** The scope the run was started in: what it adds to the environment; where its control is attached. */
+  readonly #scope = currentRunScope();
+  #detach: (() => void) | undefined;
 
   constructor(options: ResolvedProcessOptions, listener: RunListener) {
     this.#options = options;
     this.#listener = listener;
+    this.#detach = this.#scope?.attach({
+      stop: (cause) => {
+        this.stop(cause);
+      },
+    });
     this.settled = new Promise((resolve) => {
       this.#settle = resolve;
     });
@@ -96,7 +105,10 @@ class Run implements TrackedRun, ProcessRun {
     let subprocess: Subprocess;
     try {
       const marker = newRunMarker(options.env?.[RUN_MARKER_ENV] ?? process.env[RUN_MARKER_ENV]);
-      subprocess = spawnRoot(command, args, options, { [RUN_MARKER_ENV]: marker.value });
+      const scopeEnv = this.#scope?.env;
+      // The scope's variables (a trace context) under the run's own.
+      const spawned = scopeEnv === undefined || Object.keys(scopeEnv).length === 0 ? options : { ...options, env: { ...scopeEnv, ...options.env } };
+      subprocess = spawnRoot(command, args, spawned, { [RUN_MARKER_ENV]: marker.value });
       this.#subprocess = subprocess;
       const pid = subprocess.pid ?? null;
       if (pid !== null) {
@@ -261,6 +273,7 @@ class Run implements TrackedRun, ProcessRun {
     this.#machine = { phase: 'stopped', request, rootExited: true, exitedGracefully: false };
     listener?.exit(unstartedExit(startError, { stoppedBy: request === null || request.kind === 'unsubscribe' ? undefined : request }));
     untrack(this);
+    this.#detach?.();
     this.#settle();
     this.#reportStop({
       pid: null,
@@ -280,6 +293,7 @@ class Run implements TrackedRun, ProcessRun {
     const { request, rootExited, exitedGracefully } = this.#machine;
     const survivors = confirmed || this.#tree === null ? [] : await this.#tree.survivors(!rootExited).catch(() => []);
     untrack(this);
+    this.#detach?.();
     const report: StopReport = {
       pid: this.groupId,
       requested: request !== null,

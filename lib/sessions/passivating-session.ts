@@ -1,6 +1,7 @@
 import { asyncScheduler, Observable, Subject, Subscription, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { SessionCommand, SessionMessage, TerminalCompleted, TerminalMessage } from '../messages.js';
 import { terminalFailed } from '../terminal-failed.js';
+import { bindRunScope } from '../process/run-scope.js';
 import type { ConversationSnapshot, ConversationStore } from './conversation-snapshot.js';
 
 /** What a session that sleeps when idle is made of: its activations, its snapshots and where they are kept. */
@@ -270,7 +271,8 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
         }
       };
 
-      const activate = (resume: string | undefined): void => {
+      // A process started later (a command woke the session) is in the scope the session was subscribed in.
+      const activate = bindRunScope((resume: string | undefined): void => {
         const input = new Subject<SessionCommand>();
         const subscription = new Subscription();
         inner = { commands: input, subscription };
@@ -290,7 +292,7 @@ export function passivatingSession(spec: PassivationSpec): OperatorFunction<Sess
         );
         for (const command of queue.splice(0)) forward(command);
         if (commandsDone) input.complete();
-      };
+      });
 
       const forward = (command: SessionCommand): void => {
         unanswered += 1;

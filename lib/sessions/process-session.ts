@@ -11,6 +11,7 @@ import type { ProcessItem } from '../process/items.js';
 import { resolveProcessOptions, type ProcessOptions } from '../process/options.js';
 import { startTimeNow } from '../process/proc-stat.js';
 import type { ProcessRun } from '../process/process-run.js';
+import { currentRunScope } from '../process/run-scope.js';
 import type { RunOverlay } from '../process/overlay.js';
 import { InputQueue } from './input-queue.js';
 import { OutputWatch } from '../operators/turn-output.js';
@@ -287,6 +288,16 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
         });
         if (run !== null) link.open();
       }
+      // A budget around the session aborts its running turn.
+      const detach = currentRunScope()?.attach({
+        abortTurn: (exceeded) => {
+          if (over || machine.phase !== 'busy') return false;
+          guarded(() => {
+            dispatch({ type: 'budgetExceeded', exceeded });
+          });
+          return true;
+        },
+      });
 
       const input = subscriber.closed
         ? null
@@ -310,6 +321,7 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
       return () => {
         // Nothing waits on an approval nobody will give: the agent is denied each pending request
         // before it is interrupted.
+        detach?.();
         desk.clear();
         if (!over) for (const requestId of [...answers.keys()]) answer(requestId, 'deny');
         over = true;

@@ -1,5 +1,6 @@
 import {
   SessionCommandSchema,
+  type BudgetExceeded,
   type CliMessage,
   type FailureReason,
   type InputKind,
@@ -15,6 +16,7 @@ import {
   type Usage,
 } from '../messages.js';
 import { addUsage } from '../operators/add-usage.js';
+import { budgetText } from '../operators/budget-text.js';
 import type { OutputContract } from '../operators/output-schema.js';
 import { preparedPromptOf, type PromptContent } from '../operators/prompt-parts.js';
 
@@ -71,7 +73,7 @@ export interface SessionState {
   /** The command stream completed: the session ends once no turn runs. */
   readonly inputsDone: boolean;
   /** Why the running turn is being aborted. */
-  readonly aborting: { readonly reason: 'aborted' | 'timeout'; readonly timeout?: Timeout } | null;
+  readonly aborting: { readonly reason: 'aborted' | 'timeout'; readonly timeout?: Timeout } | { readonly reason: 'budget'; readonly budget: BudgetExceeded } | null;
   /** The stop reason of the last completed turn, for the session's `terminal.completed`. */
   readonly lastStopReason: StopReason | undefined;
   /** The turns' usage so far. */
@@ -140,6 +142,8 @@ export type SessionInputEvent =
   | { readonly type: 'inputRejected'; readonly input: SessionInput; readonly reason?: 'rejected' | 'aborted' | 'unsupported'; readonly message: string }
   /** No output for `ms` while a turn ran: the turn is aborted, and fails with `timeout`. */
   | { readonly type: 'idleExpired'; readonly ms: number }
+  /** A budget was crossed while a turn ran: the turn is aborted, and fails with `budget`. */
+  | { readonly type: 'budgetExceeded'; readonly exceeded: BudgetExceeded }
   /** The agent asks before it uses a tool (`requestId` given by the shell, unique in the session). */
   | { readonly type: 'permissionRequested'; readonly request: Omit<PermissionRequested, 'type'> }
   /** A decision for a pending request, from the policy, the caller's callback or the deadline (a late one is ignored). */
@@ -217,6 +221,14 @@ export function sessionTransition(state: SessionState, input: SessionInputEvent)
       const settled = settleAll(state, 'abort');
       return {
         state: { ...settled.state, phase: 'aborting', aborting: { reason: 'timeout', timeout: { limit: 'idle', ms: input.ms } } },
+        effects: [...settled.effects, { type: 'watchIdle', on: false }, { type: 'abort', turn: state.turn }, { type: 'watchAbort', on: true }],
+      };
+    }
+    case 'budgetExceeded': {
+      if (state.phase !== 'busy') return { state, effects: [] };
+      const settled = settleAll(state, 'abort');
+      return {
+        state: { ...settled.state, phase: 'aborting', aborting: { reason: 'budget', budget: input.exceeded } },
         effects: [...settled.effects, { type: 'watchIdle', on: false }, { type: 'abort', turn: state.turn }, { type: 'watchAbort', on: true }],
       };
     }
@@ -310,6 +322,8 @@ function onTurnEnded(before: SessionState, outcome: TurnOutcome): SessionTransit
       ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
     };
     next = { ...next, lastStopReason: outcome.stopReason, usage: outcome.usage === undefined ? state.usage : addUsage(state.usage, outcome.usage) };
+  } else if (state.aborting?.reason === 'budget' && outcome.reason === 'aborted') {
+    ended = { type: 'turn.failed', turn, reason: 'budget', message: `${budgetText(state.aborting.budget)}: the turn was aborted`, budget: state.aborting.budget };
   } else if (state.aborting?.reason === 'timeout' && outcome.reason === 'aborted') {
     const timeout = state.aborting.timeout;
     ended = {
@@ -375,6 +389,7 @@ function onExited(before: SessionState, input: Extract<SessionInputEvent, { type
       ...(failure.httpStatus === undefined ? {} : { httpStatus: failure.httpStatus }),
       ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }),
       ...(failure.timeout === undefined ? {} : { timeout: failure.timeout }),
+      ...(failure.budget === undefined ? {} : { budget: failure.budget }),
     };
     effects.push(emit(turnFailed));
   }

@@ -39,6 +39,8 @@ export const SCENARIO_IDS = [
   'json_prose',
   'json_bad',
   'call_tool',
+  'endless_text',
+  'tool_loop',
 ] as const;
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
@@ -216,6 +218,12 @@ const FLAKY_TEXT_CHUNKS = ['Recovered ', 'after a ', 'server error.'];
 /** `slow_text`: 40 pieces, 25 ms apart (about a second of streaming: time to steer or abort mid-stream). */
 const SLOW_TEXT_CHUNKS = Array.from({ length: 40 }, (_, i) => `slow${String(i).padStart(2, '0')} `);
 const SLOW_TEXT_DELAY_MS = 25;
+
+/** `endless_text`: the `long_text` pieces, 10 ms apart, for a minute: an answer that is stopped before it ends. */
+export const ENDLESS_TEXT_PIECES = 6000;
+const ENDLESS_TEXT_DELAY_MS = 10;
+/** `tool_loop`: a model that calls the bash tool with this command again after every result, and never answers. */
+export const LOOP_TOOL_COMMAND = 'echo again';
 
 /**
  * Fake Anthropic thinking signature (sent as two signature_delta pieces); also the Responses API
@@ -457,6 +465,19 @@ export function planReply(model: string, view: ConversationView): ReplyPlan {
       return jsonPlan(scenario, view);
     case 'call_tool':
       return callToolPlan(view);
+    case 'endless_text':
+      return stream([{ type: 'text', chunks: longTextChunks(ENDLESS_TEXT_PIECES) }], 'stop', ENDLESS_TEXT_DELAY_MS);
+    case 'tool_loop': {
+      const call = bashCall(LOOP_TOOL_COMMAND, dialect);
+      // A new id for every call: the request's number.
+      return stream(
+        [
+          { type: 'text', chunks: ['Once ', 'more.'] },
+          { type: 'toolCall', name: call.name, argChunks: argPieces(call.input), seq: view.previousRequestsForModel + 1 },
+        ],
+        'toolUse',
+      );
+    }
   }
 }
 
@@ -580,6 +601,8 @@ export function expectedText(model: string): string {
     case 'echo':
     case 'recall':
     case 'call_tool':
+    case 'endless_text':
+    case 'tool_loop':
     case 'http500':
     case 'http429':
     case 'http401':

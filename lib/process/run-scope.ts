@@ -1,0 +1,87 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Observable } from 'rxjs';
+import type { BudgetExceeded } from '../messages.js';
+import type { StopCause } from './items.js';
+
+/**
+ * What a running source lets the operators around its subscription do: a process run can be
+ * stopped the graceful way for a cause the stream then reports; a session's running turn can be
+ * aborted for a budget.
+ */
+export interface RunControl {
+  /** Runs the stop sequence; the stream goes on to its exit and a terminal that says why. */
+  readonly stop?: (cause: StopCause) => void;
+  /** Aborts the running turn, which then fails with reason `budget`; `false` when no turn runs. */
+  readonly abortTurn?: (exceeded: BudgetExceeded) => boolean;
+}
+
+const storage = new AsyncLocalStorage<RunScope>();
+
+/**
+ * A subscription's scope: what an operator (a budget, a trace) gives the sources subscribed inside
+ * it, and how it reaches them back. Sources look it up when they start (`currentRunScope`): the
+ * environment they add to their process, and where they attach their control. Scopes nest: a source
+ * attaches to every scope around it; the innermost environment wins.
+ */
+export class RunScope {
+  readonly #parent: RunScope | undefined;
+  readonly #env: Readonly<Record<string, string>>;
+  readonly #controls = new Set<RunControl>();
+
+  constructor(parent: RunScope | undefined, env: Readonly<Record<string, string>> = {}) {
+    this.#parent = parent;
+    this.#env = env;
+  }
+
+  /** The variables the sources in this scope add to their processes' environment. */
+  get env(): Readonly<Record<string, string>> {
+    return this.#parent === undefined ? this.#env : { ...this.#parent.env, ...this.#env };
+  }
+
+  /** Makes `control` reachable from this scope and every one around it, until the returned function is called. */
+  attach(control: RunControl): () => void {
+    const scopes = this.#chain();
+    for (const scope of scopes) scope.#controls.add(control);
+    return () => {
+      for (const scope of scopes) scope.#controls.delete(control);
+    };
+  }
+
+  /** This scope and every one around it. */
+  #chain(): RunScope[] {
+    return this.#parent === undefined ? [this] : [this, ...this.#parent.#chain()];
+  }
+
+  /** The controls attached now (a copy: a control may detach while the caller walks them). */
+  controls(): readonly RunControl[] {
+    return [...this.#controls];
+  }
+
+  /** Calls `work` inside this scope: what it starts, now or later in its async continuations, sees it. */
+  run<T>(work: () => T): T {
+    return storage.run(this, work);
+  }
+}
+
+/** The scope the caller runs in, if any. */
+export function currentRunScope(): RunScope | undefined {
+  return storage.getStore();
+}
+
+/** `source`, each subscription made inside `scope` (made when subscribed: one per subscription). */
+export function subscribeInScope<T>(source: Observable<T>, scope: () => RunScope): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const made = scope();
+    return made.run(() => source.subscribe(subscriber));
+  });
+}
+
+/**
+ * `work` bound to the scope current now: for a source that subscribes something later, from a
+ * context that is not its own (a command's arrival), as if it did so when it was subscribed.
+ */
+export function bindRunScope<A extends unknown[], R>(work: (...args: A) => R): (...args: A) => R {
+  const scope = currentRunScope();
+  if (scope === undefined) return (...args) => storage.exit(() => work(...args));
+  return (...args) => scope.run(() => work(...args));
+}
