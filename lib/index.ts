@@ -67,6 +67,8 @@ export { createAgentPool, type AgentPool, type AgentPoolOptions, type PooledRunO
 export { poolSessions, type SessionPool, type SessionPoolOptions } from './sessions/session-pool.js';
 export { folderStore, takeSnapshot, restoreSnapshot, parseSnapshot, ConversationSnapshotSchema, type ConversationOptions, type ConversationStore, type ConversationSnapshot, type ConversationFile, type ConversationPlace } from './sessions/conversation-snapshot.js';
 export { passivatingSession, type PassivationSpec } from './sessions/passivating-session.js';
+export type { AgentSpending, TelemetrySettings } from './agents/definition.js';
+export type { AgentBudget, AgentTelemetry, WatchOptions } from './agents/shared/watch-options.js';
 export type { AgentDefinition, AgentOptionSchemas, AgentFlag, AgentSetup, ConversationKeeping, RunInvocation, ProcessRunInvocation, SessionRunInvocation, SessionInvocation, ExecutableLookup, NativeBinary, PackageScript, Platform, RunOverlay } from './agents/definition.js';
 
 

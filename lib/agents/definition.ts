@@ -7,6 +7,7 @@ import type { ProcessOptions } from '../process/options.js';
 import type { SessionProtocol } from '../operators/session-protocol.js';
 import type { PermissionPolicy } from '../operators/permission-policy.js';
 import type { RunPrompt } from '../operators/prompt-parts.js';
+import type { AgentBudget, AgentTelemetry } from './shared/watch-options.js';
 
 export type { RunOverlay, SettingsOverlay };
 
@@ -70,6 +71,32 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
    * with a `TypeError`.
    */
   readonly conversation?: ConversationKeeping<SessionOptions>;
+  /**
+   * What it says and caps of its own spending: whether its usage carries what it cost in USD (a
+   * `budget`'s `costUsd` then needs no `price`), and the options by which its CLI caps a run
+   * itself, from a budget (Claude Code's `maxBudgetUsd`): a second line behind the library's.
+   */
+  readonly spending?: AgentSpending;
+  /**
+   * How its CLI is made to export its own OpenTelemetry to an OTLP/HTTP endpoint: the variables
+   * and options that do it, given the run's or session's options. Absent: it exports none, and the
+   * `telemetry` option is refused with a `TypeError`.
+   */
+  telemetry?(telemetry: AgentTelemetry, options: Readonly<Record<string, unknown>>): TelemetrySettings;
+}
+
+/** See {@link AgentDefinition.spending}. */
+export interface AgentSpending {
+  /** Its usage carries its cost, in USD. */
+  readonly reportsCost: boolean;
+  /** Its own options that cap what `budget` limits (set unless the caller set them). */
+  caps?(budget: AgentBudget): Readonly<Record<string, unknown>>;
+}
+
+/** What turns an agent CLI's own telemetry on: variables for its environment, and options of its own (merged over the caller's). */
+export interface TelemetrySettings {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly options?: Readonly<Record<string, unknown>>;
 }
 
 /**

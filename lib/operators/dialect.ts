@@ -23,10 +23,11 @@ export type Conclusion =
       readonly kind: 'failed';
       /**
        * `output-schema`: the agent, given the schema natively, gave up on an answer in its form
-       * (Claude Code after its retries; Qwen Code on prose). The issues and the answer, when the
+       * (Claude Code after its retries; Qwen Code on prose). `budget`: the agent's own spending cap
+       * ended the run (Claude Code's `--max-budget-usd`). The issues and the answer, when the
        * agent said them; else the run's `outputSchema` check adds them from the final text.
        */
-      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema' | 'budget'>;
       readonly message: string;
       /** With `output-schema`: how the last answer failed the schema, as the agent said. */
       readonly outputIssues?: readonly OutputIssue[];

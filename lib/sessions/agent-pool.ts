@@ -66,6 +66,9 @@ export function createAgentPool<RunOptions, SessionOptions, Setup>(config: Agent
   if (idleMs !== undefined || conversationId !== undefined || store !== undefined) {
     throw new TypeError('agent-rx: a pooled process serves one conversation for its life: idleMs, conversationId and store cannot be pooled');
   }
+  if ((options as { readonly budget?: unknown }).budget !== undefined) {
+    throw new TypeError("agent-rx: a pooled process waits before it serves: a budget is not pooled; pipe budget() on what the pool's session() or run() returns");
+  }
   const pool = poolSessions(agentSession(agent, options), config);
   const cwd = (options as { readonly cwd?: string }).cwd;
   return {

@@ -9,6 +9,7 @@ import type { SessionCommand, SessionMessage } from '../messages.js';
 import { resolveProcessOptions } from '../process/options.js';
 import { programOf } from '../agents/shared/setup/find-executable.js';
 import { processSession } from './process-session.js';
+import { watched } from '../sources/watch.js';
 import type { HostTool } from '../tools/host-tool.js';
 import { sessionWithHostTools, toolsTaken, withToolServer, type ToolOptions } from '../tools/with-host-tools.js';
 
@@ -26,9 +27,19 @@ export function agentSession<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: SessionOptions,
 ): OperatorFunction<SessionCommand, SessionMessage> {
+  checkOptions(`a ${definition.name} session`, definition.options.session, options ?? {});
+  const { options: taken, budget } = watched(definition as AgentDefinition<string, never, never, unknown>, options, `a ${definition.name} session`);
+  const session = sessionOf(definition, taken);
+  return budget === undefined ? session : (commands) => commands.pipe(session, budget);
+}
+
+/** The session of options without `budget` and `telemetry`: one process, or a conversation that outlives its processes. */
+function sessionOf<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: SessionOptions,
+): OperatorFunction<SessionCommand, SessionMessage> {
   const { idleMs, conversationId, store, ...processSessionOptions } = (options ?? {}) as SessionOptions & ConversationOptions;
   if (idleMs === undefined && conversationId === undefined && store === undefined) return oneProcessSession(definition, options);
-  checkOptions(`a ${definition.name} session`, definition.options.session, options);
   return conversationSession(definition, processSessionOptions as SessionOptions, options as ConversationOptions);
 }
 

@@ -112,7 +112,7 @@ export type TurnOutcome =
   | { readonly kind: 'completed'; readonly stopReason: StopReason; readonly agentStopReason?: string; readonly usage?: Usage }
   | {
       readonly kind: 'failed';
-      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema'>;
+      readonly reason: Extract<FailureReason, 'agent-error' | 'aborted' | 'output-schema' | 'budget'>;
       readonly message: string;
       readonly agentError?: string;
       readonly httpStatus?: number;

@@ -15,6 +15,7 @@ import { runWithOverlay } from './overlay-run.js';
 import type { HostTool } from '../tools/host-tool.js';
 import { runWithHostTools, toolsTaken, withToolServer, type ToolOptions } from '../tools/with-host-tools.js';
 import { processLines } from './process-lines.js';
+import { watched, type Watched } from './watch.js';
 
 /**
  * Runs any agent from its definition as a cold Observable of `CliMessage`s: what `runPi`,
@@ -27,11 +28,15 @@ import { processLines } from './process-lines.js';
  * runAgent(AGENTS.claude, { prompt: 'Fix the failing test', allowedTools: ['Bash', 'Edit'] }).subscribe(render);
  */
 export function runAgent<RunOptions, SessionOptions, Setup>(definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>, options: RunOptions): Observable<CliMessage> {
-  const { invocation, prompt, tools } = runInvocationAndPrompt(definition, options);
-  if (tools === undefined) return invocationRun(definition, invocation, prompt);
-  const trust = (options as { readonly permission?: unknown }).permission === undefined;
-  // The run is made again at each subscription, with the server made for it.
-  return runWithHostTools(tools, trust, (server) => invocationRun(definition, definition.run(withToolServer(options as ToolOptions, server) as RunOptions, prompt), prompt));
+  const { invocation, prompt, tools, options: taken, budget } = runInvocationAndPrompt(definition, options);
+  const run$ =
+    tools === undefined
+      ? invocationRun(definition, invocation, prompt)
+      : // The run is made again at each subscription, with the server made for it.
+        runWithHostTools(tools, (taken as { readonly permission?: unknown }).permission === undefined, (server) =>
+          invocationRun(definition, definition.run(withToolServer(taken as ToolOptions, server) as RunOptions, prompt), prompt),
+        );
+  return budget === undefined ? run$ : run$.pipe(budget);
 }
 
 /** The run of an invocation: its process (or its one-prompt session), its messages checked against the prompt's schema. */
@@ -92,8 +97,24 @@ export function runInvocation<RunOptions, SessionOptions, Setup>(
 export function runInvocationAndPrompt<RunOptions, SessionOptions, Setup>(
   definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
   options: RunOptions,
-): { readonly invocation: RunInvocation<Setup, SessionOptions>; readonly prompt: RunPrompt; readonly tools: readonly HostTool<unknown>[] | undefined } {
+): {
+  readonly invocation: RunInvocation<Setup, SessionOptions>;
+  readonly prompt: RunPrompt;
+  readonly tools: readonly HostTool<unknown>[] | undefined;
+  /** The options as the agent takes them: `budget` and `telemetry` made into its own. */
+  readonly options: RunOptions;
+  readonly budget: Watched<RunOptions>['budget'];
+} {
   checkOptions(`a ${definition.name} run`, definition.options.run, options);
+  const { options: taken, budget } = watched(definition as AgentDefinition<string, never, never, unknown>, options, `a ${definition.name} run`);
+  return { ...preparedRun(definition, taken), options: taken, budget };
+}
+
+/** A run's invocation and prompt from options without `budget` and `telemetry`. */
+function preparedRun<RunOptions, SessionOptions, Setup>(
+  definition: AgentDefinition<string, RunOptions, SessionOptions, Setup>,
+  options: RunOptions,
+): { readonly invocation: RunInvocation<Setup, SessionOptions>; readonly prompt: RunPrompt; readonly tools: readonly HostTool<unknown>[] | undefined } {
   const tools = toolsTaken(definition, 'runs', options as ToolOptions);
   const { prompt, outputSchema, cwd } = options as { readonly prompt: Prompt; readonly outputSchema?: unknown; readonly cwd?: string };
   const content = promptContent(prompt, fileReader(cwd));

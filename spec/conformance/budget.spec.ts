@@ -112,3 +112,36 @@ describe('a budget around a retry', () => {
     expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'toolCalls', used: 1 } });
   });
 });
+
+describe('a budget as a run or session option', () => {
+  it('gives Claude Code its own spending cap as a second line: a tool loop ends at it, with reason budget and what it spent', async () => {
+    const { messages, report } = await runOf((onStopped) =>
+      runClaudeCode({ prompt: 'Scenario tool_loop please', executable: CLAUDE.command, executableArgs: CLAUDE.args, model: 'tool_loop', cwd: claude.cwd, env: { ...claude.env, ...TAG.env }, allowedTools: ['Bash'], budget: { costUsd: 0.0005 }, onStopped }),
+    );
+    const terminal = messages.at(-1) as TerminalFailed;
+    // The fake server's calls cost about $0.0003 each at Claude Code's prices: the second one crosses $0.0005.
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'budget', agentError: 'Reached maximum budget ($0.0005)' });
+    expect(terminal.message).toMatch(/^Claude Code ended the run at its own spending cap \(--max-budget-usd\): \$0\.000\d spent$/);
+    // Claude Code ended it itself: nothing was stopped.
+    expect(report).toMatchObject({ requested: false, cause: null });
+    expect(messages.filter((message) => message.type === 'tool.call').length).toBeLessThan(3);
+  });
+
+  it('applies the budget option of a pi run and of a pi session as the operator does', async () => {
+    const { messages } = await runOf((onStopped) =>
+      runPi({ prompt: 'Scenario tool_loop please', executable: PI.command, executableArgs: PI.args, provider: OPENAI_PROVIDER, model: 'tool_loop', session: 'none', cwd: pi.cwd, env: { ...pi.env, ...TAG.env }, budget: { toolCalls: 1 }, onStopped }),
+    );
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'toolCalls', max: 1, used: 2 } });
+    const driver = new SessionDriver((onStopped) =>
+      piSession({ executable: PI.command, executableArgs: PI.args, provider: OPENAI_PROVIDER, model: 'recall', session: 'none', cwd: pi.cwd, env: { ...pi.env, ...TAG.env }, budget: { turns: 1 }, onStopped }),
+    );
+    driver.send({ type: 'prompt', text: 'one' });
+    await driver.nextOf('turn.completed');
+    driver.send({ type: 'prompt', text: 'two' });
+    expect(await driver.nextOf('turn.failed')).toMatchObject({ turn: 2, reason: 'budget', budget: { limit: 'turns', max: 1, used: 2 } });
+    driver.send({ type: 'prompt', text: `${scenarioMarker('text')}three` });
+    expect(await driver.nextOf('turn.failed')).toMatchObject({ turn: 3, reason: 'budget' });
+    driver.end();
+    expect((await driver.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});

@@ -12,9 +12,9 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet'];
+const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet', 'agent-rx/otel'];
 // What the package itself imports at run time, linked into the consumer from the checkout.
-const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/client', 'bullmq', 'ioredis'];
+const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/client', 'bullmq', 'ioredis', '@opentelemetry/api'];
 
 interface Manifest {
   exports: Record<string, string | { types: string; default: string }>;
@@ -55,6 +55,7 @@ beforeAll(async () => {
   consumer = join(work, 'consumer');
   mkdirSync(join(consumer, 'node_modules/@agentclientprotocol'), { recursive: true });
   mkdirSync(join(consumer, 'node_modules/@modelcontextprotocol'), { recursive: true });
+  mkdirSync(join(consumer, 'node_modules/@opentelemetry'), { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules')]);
   unpacked = join(consumer, 'node_modules/agent-rx');
   renameSync(join(consumer, 'node_modules/package'), unpacked);
@@ -109,7 +110,7 @@ describe('the packed package', () => {
       (error: unknown) => error as { stdout: string; code: number },
     );
     const report = JSON.parse(checked.stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint?: string; resolutionKind?: string }[] } };
-    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining(['.', './browser', './fleet']));
+    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining(['.', './browser', './fleet', './otel']));
     // The package is ESM only: what CommonJS `require` and node10 resolution make of it is not a problem.
     const problems = report.analysis.problems.filter((problem) => !['node10', 'node16-cjs'].includes(problem.resolutionKind ?? ''));
     expect(problems).toEqual([]);
@@ -123,7 +124,7 @@ describe('the packed package', () => {
 });
 
 describe('a consumer of the packed package', () => {
-  it('imports the three entry points as ES modules', async () => {
+  it('imports the entry points as ES modules', async () => {
     const script = join(consumer, 'esm.mjs');
     writeFileSync(
       script,
@@ -131,25 +132,26 @@ describe('a consumer of the packed package', () => {
         "import { runPi, retryAgentRun, stopAllRuns } from 'agent-rx';",
         "import * as browser from 'agent-rx/browser';",
         "import { createRunDispatcher, serveRuns } from 'agent-rx/fleet';",
-        'console.log(JSON.stringify([typeof runPi, typeof retryAgentRun, typeof stopAllRuns, typeof browser.fromAgentEventSource, typeof createRunDispatcher, typeof serveRuns]));',
+        "import { traceRun, traceSession } from 'agent-rx/otel';",
+        'console.log(JSON.stringify([typeof runPi, typeof retryAgentRun, typeof stopAllRuns, typeof browser.fromAgentEventSource, typeof createRunDispatcher, typeof serveRuns, typeof traceRun, typeof traceSession]));',
       ].join('\n'),
     );
     const { stdout } = await run(process.execPath, [script], { cwd: consumer });
-    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function', 'function', 'function', 'function']);
+    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function', 'function', 'function', 'function', 'function', 'function']);
   });
 
-  it('loads the three entry points with import() from CommonJS', async () => {
+  it('loads the entry points with import() from CommonJS', async () => {
     const script = join(consumer, 'dynamic.cjs');
     writeFileSync(
       script,
       [
         `Promise.all(${JSON.stringify(ENTRY_POINTS)}.map((name) => import(name)))`,
-        '  .then(([main, browser, fleet]) => console.log(JSON.stringify([typeof main.runClaudeCode, typeof browser.isRetryableFailure, typeof fleet.checkRunSpec])))',
+        '  .then(([main, browser, fleet, otel]) => console.log(JSON.stringify([typeof main.runClaudeCode, typeof browser.isRetryableFailure, typeof fleet.checkRunSpec, typeof otel.traceRun])))',
         '  .catch((error) => { console.error(error); process.exitCode = 1; });',
       ].join('\n'),
     );
     const { stdout } = await run(process.execPath, [script], { cwd: consumer });
-    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function']);
+    expect(JSON.parse(stdout)).toEqual(['function', 'function', 'function', 'function']);
   });
 
   it('runs its bin (what `npx agent-rx` starts once the tarball is installed)', async () => {
@@ -178,12 +180,12 @@ describe('a consumer of the packed package', () => {
     expect(JSON.parse(stdout)).toEqual([join(realpathSync(unpacked), 'dist/agents/pi/setup/permission-extension'), false, 'function']);
   });
 
-  it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, and agent-rx still loads', async () => {
+  it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, or agent-rx/otel without @opentelemetry/api, and agent-rx still loads', async () => {
     const bare = join(work, 'consumer-without-peers');
     mkdirSync(join(bare, 'node_modules/@agentclientprotocol'), { recursive: true });
     mkdirSync(join(bare, 'node_modules/@modelcontextprotocol'), { recursive: true });
     cpSync(unpacked, join(bare, 'node_modules/agent-rx'), { recursive: true });
-    for (const name of RUNTIME_PACKAGES.filter((name) => name !== 'bullmq' && name !== 'ioredis')) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
+    for (const name of RUNTIME_PACKAGES.filter((name) => name !== 'bullmq' && name !== 'ioredis' && name !== '@opentelemetry/api')) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
     writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'consumer-without-peers', private: true, type: 'module' }));
     const script = join(bare, 'fleet.mjs');
     writeFileSync(
@@ -196,6 +198,9 @@ describe('a consumer of the packed package', () => {
     );
     const { stdout } = await run(process.execPath, [script], { cwd: bare });
     expect(JSON.parse(stdout)).toEqual(['function', 'agent-rx/fleet needs the optional packages bullmq and ioredis: npm install bullmq ioredis (bullmq and ioredis cannot be found from agent-rx)']);
+    writeFileSync(script, ["const otel = await import('agent-rx/otel').then(() => 'loaded', (error) => error.message);", 'console.log(JSON.stringify(otel));'].join('\n'));
+    const otel = await run(process.execPath, [script], { cwd: bare });
+    expect(JSON.parse(otel.stdout)).toBe('agent-rx/otel needs the optional package @opentelemetry/api: npm install @opentelemetry/api (it cannot be found from agent-rx)');
   });
 
   it('resolves the types of the three entry points under NodeNext', async () => {

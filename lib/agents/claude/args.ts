@@ -93,6 +93,7 @@ function claudeInvocation(
     allowedTools,
     disallowedTools,
     maxTurns,
+    maxBudgetUsd,
     includePartialMessages = true,
     agentRetry = true,
     extraArgs = [],
@@ -109,6 +110,7 @@ function claudeInvocation(
   if (allowed.length > 0) args.push(`--allowedTools=${allowed.join(',')}`);
   if (disallowedTools !== undefined && disallowedTools.length > 0) args.push(`--disallowedTools=${disallowedTools.join(',')}`);
   if (maxTurns !== undefined) args.push('--max-turns', String(maxTurns));
+  if (maxBudgetUsd !== undefined) args.push('--max-budget-usd', String(maxBudgetUsd));
   args.push(...extraArgs);
   return {
     executable,

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { claudeTelemetry } from '../shared/telemetry.js';
 import { claudeConversation } from './conversation.js';
 import { claudeRunInvocation, claudeSessionInvocation, type ClaudeSetup } from './args.js';
 import { claudeDialect } from './dialect.js';
@@ -113,5 +114,7 @@ export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, Claude
   recognizesOutput: recognizesClaudeOutput,
   setup: { overlay: (setup) => claudeMcpOverlay(setup.mcpServers) },
   mcp: { runs: true, sessions: true },
+  spending: { reportsCost: true, caps: (budget) => (budget.costUsd !== undefined && (budget.per ?? 'total') === 'total' ? { maxBudgetUsd: budget.costUsd } : {}) },
+  telemetry: claudeTelemetry,
   conversation: claudeConversation,
 };

@@ -327,6 +327,10 @@ function concludeClaude(state: ClaudeState): Conclusion {
     return { kind: 'failed', reason: 'aborted', message: `Claude Code aborted the run (${result.terminal_reason})`, ended: true };
   }
   if (result.subtype === 'error_max_structured_output_retries') return structuredFailure(state.structured, result);
+  if (result.subtype === 'error_max_budget_usd') {
+    const spent = result.total_cost_usd === undefined ? '' : `: $${result.total_cost_usd.toFixed(4)} spent`;
+    return { kind: 'failed', reason: 'budget', message: `Claude Code ended the run at its own spending cap (--max-budget-usd)${spent}`, ended: true };
+  }
   if (!result.is_error) {
     const usage = claudeUsage(result, result.total_cost_usd);
     // A structured answer ends the run with the model's `tool_use` stop: the answer is complete.

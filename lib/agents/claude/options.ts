@@ -6,6 +6,7 @@ import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, integer, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { WATCH_OPTIONS, type WatchOptions } from '../shared/watch-options.js';
 
 /**
  * Which session a Claude Code run uses: `'new'` (default), `'continue'` (the latest session of
@@ -23,7 +24,7 @@ export type ClaudeSessionChoice = 'new' | 'continue' | { readonly resume: string
  * `allowedTools` names them (`mcp__orders`, `mcp__orders__lookup`); with `permission`, every call
  * of an MCP tool asks (`mcp__<server>__<tool>`).
  */
-export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions, ToolOptions {
+export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, RunPermissionOptions, ToolOptions, WatchOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -67,7 +68,7 @@ export interface RunClaudeCodeOptions<Output = unknown> extends Omit<ProcessOpti
  * then) is allowed as a whole, and another server's tools are refused unless `allowedTools` names
  * them.
  */
-export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {}
+export interface ClaudeCodeSessionOptions extends Omit<ProcessOptions, 'stdin'>, ClaudeOwnOptions, PermissionOptions, ConversationOptions, ToolOptions, WatchOptions {}
 
 /** Claude Code's own options, besides the process options. */
 export interface ClaudeOwnOptions {
@@ -94,6 +95,12 @@ export interface ClaudeOwnOptions {
   /** `--max-turns`. */
   readonly maxTurns?: number;
   /**
+   * `--max-budget-usd`: Claude Code ends the run itself once it has spent this much (its
+   * `error_max_budget_usd`, a `terminal.failed` with reason `budget`). A `budget` with `costUsd`
+   * sets it too.
+   */
+  readonly maxBudgetUsd?: number;
+  /**
    * Stream text, thinking and tool input as they are generated (`--include-partial-messages`).
    * Default true; without it text arrives one whole block at a time.
    */
@@ -115,6 +122,7 @@ const CALLER = {
   allowedTools: texts().optional(),
   disallowedTools: texts().optional(),
   maxTurns: integer(1).optional(),
+  maxBudgetUsd: z.number({ error: 'must be a number of USD > 0' }).positive({ error: 'must be a number of USD > 0' }).optional(),
   includePartialMessages: flag().optional(),
   agentRetry: flag().optional(),
 };
@@ -131,13 +139,13 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Claude Code's options: a run's, a session's, and a fleet run spec's. */
 export const CLAUDE_OPTIONS = {
-  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER }),
 };
 
 /** What a fleet caller may choose of a Claude Code run: a run spec's options (`{ agent: 'claude', options }`). */
-export type ClaudeCodeRunSpecOptions = SpecPromptOptions & Pick<RunClaudeCodeOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'session' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'maxTurns' | 'includePartialMessages' | 'agentRetry'>;
+export type ClaudeCodeRunSpecOptions = SpecPromptOptions & Pick<RunClaudeCodeOptions, 'cwd' | 'timeoutMs' | 'idleTimeoutMs' | 'model' | 'session' | 'permissionMode' | 'allowedTools' | 'disallowedTools' | 'maxTurns' | 'maxBudgetUsd' | 'includePartialMessages' | 'agentRetry'>;
 
 // A run spec's options are exactly what its schema checks.
 type _ClaudeCodeRunSpecMatchesItsSchema = Holds<SameOptions<ClaudeCodeRunSpecOptions, z.input<typeof CLAUDE_OPTIONS.spec>>>;

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { codexTelemetry } from '../shared/telemetry.js';
 import { codexConversation } from './conversation.js';
 import { codexRunInvocation, codexSessionInvocation, type CodexSetup } from './args.js';
 import { codexDialect } from './dialect.js';
@@ -140,5 +141,6 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
   recognizesOutput: recognizesCodexOutput,
   setup: { overlay: (setup) => codexOutputSchemaOverlay(setup.outputSchema) },
   mcp: { runs: true, sessions: true },
+  telemetry: codexTelemetry,
   conversation: codexConversation,
 };

@@ -6,6 +6,7 @@ import type { ConversationOptions } from '../../sessions/conversation-snapshot.j
 import type { ToolOptions } from '../../tools/with-host-tools.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { WATCH_OPTIONS, type WatchOptions } from '../shared/watch-options.js';
 
 /** Where Codex may write when it runs commands (`--sandbox`). */
 export const CODEX_SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -92,7 +93,7 @@ export interface RunCodexOptions<Output = unknown> extends Omit<CodexSessionOpti
  * (`allow` or `deny`); without it, a `trust`ed server's tools (the host tools' among them) run
  * without asking, and other servers' as Codex's configuration says.
  */
-export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
+export interface CodexSessionOptions extends Omit<ProcessOptions, 'stdin'>, CodexOwnOptions, PermissionOptions, ConversationOptions, ToolOptions, WatchOptions {
   /** The thread: a new one (default), or `{ resume: id }`. */
   readonly session?: 'new' | { readonly resume: string };
 }
@@ -167,7 +168,7 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of Codex's options: a run's, a session's, and a fleet run spec's. */
 export const CODEX_OPTIONS = {
-  run: z.strictObject({ ...TOOL_OPTIONS,
+  run: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS,
     ...CALLER,
     ...HOST,
     ...PROCESS,
@@ -179,7 +180,7 @@ export const CODEX_OPTIONS = {
     skipGitRepoCheck: flag().optional(),
     transport: z.enum(['exec', 'app-server'], { error: "must be 'exec' or 'app-server'" }).optional(),
   }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, session: SESSION_SESSION.optional() }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS, session: SESSION_SESSION.optional() }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, session: RUN_SESSION.optional() }),
 };
 

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { geminiTelemetry } from '../shared/telemetry.js';
 import { geminiRunInvocation, geminiSessionInvocation, type GeminiSetup } from './args.js';
 import { geminiDialect } from './dialect.js';
 import { GEMINI_APPROVAL_MODES, GEMINI_OPTIONS, type GeminiRunSpecOptions, type GeminiSessionOptions, type RunGeminiOptions } from './options.js';
@@ -126,6 +127,7 @@ export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSess
   dialect: geminiDialect,
   // Runs in their home's settings, sessions at `session/new`.
   mcp: { runs: true, sessions: true },
+  telemetry: geminiTelemetry,
   flags: [
     choiceFlag('approval-mode', 'approvalMode', GEMINI_APPROVAL_MODES, '<mode>', `gemini: ${GEMINI_APPROVAL_MODES.join(', ')} (without yolo it has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'gemini: new, latest or a session id (or index) to resume'),

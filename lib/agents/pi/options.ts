@@ -7,6 +7,7 @@ import { isHostTool, type HostTool } from '../../tools/host-tool.js';
 import type { Holds, SameOptions } from '../../same-type.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import { CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { WATCH_OPTIONS, type WatchOptions } from '../shared/watch-options.js';
 
 /** The thinking levels pi accepts (`--thinking`), for `thinking` in {@link RunPiOptions}. */
 export const PI_THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
@@ -23,7 +24,7 @@ export type PiThinkingLevel = (typeof PI_THINKING_LEVELS)[number];
 export type PiSessionChoice = 'new' | 'none' | 'continue' | { readonly id: string };
 
 /** Options of `runPi`. Process options (`cwd`, `env`, `gracePeriodMs`, ...) are passed through. */
-export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions, Omit<ToolOptions, 'tools'> {
+export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, RunPermissionOptions, Omit<ToolOptions, 'tools'>, WatchOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -76,7 +77,7 @@ export interface RunPiOptions<Output = unknown> extends Omit<ProcessOptions, 'st
  * with a note for a text-only model). A turn's `outputSchema` is an instruction appended to the
  * prompt, and the answer is validated at `turn.completed`.
  */
-export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions, ConversationOptions, Omit<ToolOptions, 'tools'> {}
+export interface PiSessionOptions extends Omit<ProcessOptions, 'stdin'>, PiOwnOptions, PermissionOptions, ConversationOptions, Omit<ToolOptions, 'tools'>, WatchOptions {}
 
 /** pi's own options, besides the process options. */
 export interface PiOwnOptions {
@@ -145,8 +146,8 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS, stderrLine
 
 /** The schemas of pi's options: a run's, a session's, and a fleet run spec's. */
 export const PI_OPTIONS = {
-  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
-  session: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: PROMPT }),
+  session: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...SESSION_PERMISSION_OPTIONS, ...SESSION_CONVERSATION_OPTIONS }),
   spec: z.strictObject({ prompt: SPEC_PROMPT, ...SPEC_OUTPUT_OPTIONS, ...SPEC_TOOL_OPTIONS, ...CALLER_PROCESS_OPTIONS, ...CALLER, tools: texts().optional() }),
 };
 

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
+import { qwenTelemetry } from '../shared/telemetry.js';
 import { qwenRunInvocation, qwenSessionInvocation, type QwenSetup } from './args.js';
 import { qwenConversation } from './conversation.js';
 import { qwenDialect } from './dialect.js';
@@ -113,6 +114,7 @@ export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptio
   dialect: qwenDialect,
   // Runs and sessions alike in their settings.
   mcp: { runs: true, sessions: true },
+  telemetry: qwenTelemetry,
   flags: [
     choiceFlag('approval-mode', 'approvalMode', QWEN_APPROVAL_MODES, '<mode>', `qwen: ${QWEN_APPROVAL_MODES.join(', ')} (without yolo a run has no shell tool)`),
     sessionFlag(['new', 'latest'], 'resume', 'qwen: new, latest or a session id to resume'),

@@ -7,6 +7,7 @@ import type { Holds, SameOptions } from '../../same-type.js';
 import type { AcpClientHandlers } from '../acp/client.js';
 import type { PermissionOptions, RunPermissionOptions } from '../../operators/permission-policy.js';
 import { RUN_PERMISSION_OPTIONS, SESSION_PERMISSION_OPTIONS, SESSION_CONVERSATION_OPTIONS, CALLER_PROCESS_OPTIONS, flag, HOST_PROCESS_OPTIONS, oneOf, PROMPT, OUTPUT_OPTIONS, SPEC_PROMPT, SPEC_OUTPUT_OPTIONS, SPEC_TOOL_OPTIONS, type SpecPromptOptions, text, texts, TOOL_OPTIONS } from '../shared/option-schemas.js';
+import { WATCH_OPTIONS, type WatchOptions } from '../shared/watch-options.js';
 
 /**
  * What Qwen Code may do without asking (`--approval-mode`). A headless run cannot ask: without
@@ -38,7 +39,7 @@ export const QWEN_MAX_PROMPT_BYTES = 128 * 1024 - '--prompt='.length - 1;
  * `approvalMode: 'yolo'` (a run with `permission` is an ACP session that asks for each call).
  * Their calls are named `mcp__<server>__<tool>`.
  */
-export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions, ToolOptions {
+export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, RunPermissionOptions, ToolOptions, WatchOptions {
   /**
    * The prompt: a string, or parts in order (text, images, files: {@link Prompt}). Images and
    * files are read when the run is made (a `TypeError` names a part that cannot be read or is too
@@ -66,7 +67,7 @@ export interface RunQwenOptions<Output = unknown> extends Omit<ProcessOptions, '
  * session's settings, as for a run; a trusted one's tools run without asking when there is no
  * `permission`, and with one every call is asked.
  */
-export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ConversationOptions, ToolOptions {
+export interface QwenSessionOptions extends Omit<ProcessOptions, 'stdin' | 'stderrLines'>, QwenOwnOptions, PermissionOptions, ConversationOptions, ToolOptions, WatchOptions {
   /** `fs/read_text_file` and `fs/write_text_file` for the agent; without them it has no client file system. */
   readonly handlers?: AcpClientHandlers;
   /**
@@ -131,9 +132,9 @@ const PROCESS = { ...CALLER_PROCESS_OPTIONS, ...HOST_PROCESS_OPTIONS };
 
 /** The schemas of Qwen Code's options: a run's, a session's, and a fleet run spec's. */
 export const QWEN_OPTIONS = {
-  run: z.strictObject({ ...TOOL_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
+  run: z.strictObject({ ...TOOL_OPTIONS, ...WATCH_OPTIONS, ...CALLER, ...HOST, ...PROCESS, ...RUN_PERMISSION_OPTIONS, ...OUTPUT_OPTIONS, prompt: RUN_PROMPT, session: RUN_SESSION }),
   session: z.strictObject({
-    ...TOOL_OPTIONS,
+    ...TOOL_OPTIONS, ...WATCH_OPTIONS,
     ...CALLER,
     ...HOST,
     ...PROCESS,
