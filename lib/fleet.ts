@@ -22,7 +22,8 @@ export { allowWorkingDirectories, workerFolderOnly } from './fleet/cwd.js';
 
 // A run as data
 export { toRunSpec, type DispatchSpec, type AgentDispatchSpec, type DispatchRunOptions } from './fleet/dispatch-spec.js';
-export { RunSpecSchema, checkRunSpec, FLEET_PERMISSIONS, type RunSpec, type AgentRunSpec, type RunSpecOptions, type FleetPermission } from './fleet/run-spec.js';
+export { RunSpecSchema, checkRunSpec, FLEET_PERMISSIONS, TraceContextSchema, type RunSpec, type AgentRunSpec, type RunSpecOptions, type FleetPermission, type TraceContext } from './fleet/run-spec.js';
+export type { RunTracing, WorkerRunTrace } from './fleet/run-tracing.js';
 
 // A session as data, and its log's entries
 export { SessionSpecSchema, checkSessionSpec, FLEET_SESSION_IDLE_MS, type SessionSpec, type AgentSessionSpec, type SessionSpecOptions } from './fleet/session-spec.js';

@@ -14,4 +14,5 @@
 
 export { traceRun } from './otel/trace-run.js';
 export { traceSession } from './otel/trace-session.js';
+export { traceWorkerRuns } from './otel/trace-worker-runs.js';
 export { traceEnvironment, MAX_CONTENT_CHARACTERS, type TraceOptions } from './otel/spans.js';

@@ -15,7 +15,8 @@ import { RunReader, type Follower } from './run-reader.js';
 import type { RunEntry } from './stream-entries.js';
 
 export type { RunEntry };
-import type { RunSpec } from './run-spec.js';
+import { TraceContextSchema, type RunSpec } from './run-spec.js';
+import { currentRunScope } from '../process/run-scope.js';
 import { prepareSpec, type DispatchSpec } from './dispatch-spec.js';
 import { checkRunOutputWith } from '../operators/turn-output.js';
 import { writeAnswer } from './permission-answers.js';
@@ -344,7 +345,7 @@ class Dispatcher implements RunDispatcher {
         lost: end,
         over: () => undefined,
       };
-      void this.#enqueue(runId, keys, checked).then((problem) => {
+      void this.#enqueue(runId, keys, withTraceContext(checked)).then((problem) => {
         if (ended || subscriber.closed) return;
         if (problem !== null) end(problem);
         else this.#join(follower);
@@ -462,4 +463,17 @@ class Dispatcher implements RunDispatcher {
     }
     this.#reader.join(follower);
   }
+}
+
+/**
+ * The spec with the trace context of the subscription (a `traceRun` around the run: what it would
+ * give a local agent as `TRACEPARENT`), unless the spec has one of its own.
+ */
+function withTraceContext(spec: RunSpec): RunSpec {
+  if (spec.traceContext !== undefined) return spec;
+  const env = currentRunScope()?.env;
+  const traceparent = env?.['TRACEPARENT'];
+  if (traceparent === undefined || !TraceContextSchema.shape.traceparent.safeParse(traceparent).success) return spec;
+  const tracestate = env?.['TRACESTATE'];
+  return { ...spec, traceContext: { traceparent, ...(tracestate === undefined ? {} : { tracestate }) } };
 }

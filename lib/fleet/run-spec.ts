@@ -43,7 +43,25 @@ export interface AgentRunSpec<N extends AgentName> {
   permission?: FleetPermission;
   /** How long a request waits for an answer before the worker denies it (`by: 'deadline'`). Default 300000 (5 minutes). */
   permissionTimeoutMs?: number;
+  /**
+   * The caller's trace context (W3C): the worker's run continues the caller's trace (its agent is
+   * given `TRACEPARENT`, and a worker that traces its runs makes its span a child of it). The
+   * dispatcher sets it from the trace around the run (`traceRun` of `agent-rx/otel`).
+   */
+  traceContext?: TraceContext;
 }
+
+/** A W3C Trace Context: `traceparent` (`00-<trace id>-<span id>-<flags>`) and `tracestate`. */
+export interface TraceContext {
+  traceparent: string;
+  tracestate?: string;
+}
+
+/** Validates a {@link TraceContext}. */
+export const TraceContextSchema = z.strictObject({
+  traceparent: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, { error: 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)' }),
+  tracestate: z.string().max(512).optional(),
+});
 
 /**
  * A run as data: `{ agent, options }`, one of {@link AgentRunSpec} for each agent of the table,
@@ -62,10 +80,11 @@ export interface AgentRunSpec<N extends AgentName> {
  */
 export type RunSpec = { [N in AgentName]: AgentRunSpec<N> }[AgentName];
 
-// `permission` and `permissionTimeoutMs` of a spec.
+// `permission`, `permissionTimeoutMs` and `traceContext` of a spec.
 const PERMISSION_FIELDS = {
   permission: z.enum(FLEET_PERMISSIONS, { error: `must be one of ${FLEET_PERMISSIONS.join(', ')}` }).optional(),
   permissionTimeoutMs: RUN_PERMISSION_OPTIONS.permissionTimeoutMs,
+  traceContext: TraceContextSchema.optional(),
 };
 
 /**

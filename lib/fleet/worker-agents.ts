@@ -25,10 +25,15 @@ export function agentSource(agents: WorkerAgents, workerName: string, spec: RunS
   return runAgent(agentByName(spec.agent), agentRunOptions(agents, workerName, spec, given, onStopped, ask));
 }
 
-/** What a worker decided of a run: its folder, and the MCP servers its spec names (from the worker's catalog). */
+/**
+ * What a worker decided of a run: its folder, the MCP servers its spec names (from the worker's
+ * catalog), and whether its agent is given the caller's trace context itself (`TRACEPARENT`:
+ * when the worker does not trace its runs; else its own span's context reaches the agent).
+ */
 export interface WorkerGiven {
   readonly cwd: string;
   readonly mcpServers: McpServers;
+  readonly carryTraceContext?: boolean;
 }
 
 /**
@@ -46,7 +51,12 @@ export function agentRunOptions(
 ): Readonly<Record<string, unknown>> {
   const own: { readonly env?: Readonly<Record<string, string | undefined>>; readonly mcpServers?: McpServers | undefined } | undefined = agents[spec.agent];
   if (own === undefined) throw new Error(`this worker does not run ${spec.agent}`);
-  const env = { ...own.env, [WORKER_ENV]: workerName };
+  const trace = given.carryTraceContext === true ? spec.traceContext : undefined;
+  const env = {
+    ...own.env,
+    ...(trace === undefined ? {} : { TRACEPARENT: trace.traceparent, ...(trace.tracestate === undefined ? {} : { TRACESTATE: trace.tracestate }) }),
+    [WORKER_ENV]: workerName,
+  };
   const permission = {
     ...(spec.permission === undefined ? {} : { permission: spec.permission === 'ask' ? ask : spec.permission }),
     ...(spec.permissionTimeoutMs === undefined ? {} : { permissionTimeoutMs: spec.permissionTimeoutMs }),

@@ -30,7 +30,7 @@ export interface RunHost {
    * The agent's run, not subscribed yet; throws when the worker refuses it (its agent, its folder).
    * `ask` is its permission callback when its spec says `permission: 'ask'`.
    */
-  source(spec: RunSpec, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage>;
+  source(runId: string, spec: RunSpec, onStopped: (report: StopReport) => void, ask: PermissionCallback): Observable<CliMessage>;
 }
 
 /** A run being run here. */
@@ -113,6 +113,7 @@ class WorkerRun implements ActiveRun {
     let source: Observable<CliMessage>;
     try {
       source = host.source(
+        this.#runId,
         spec,
         () => {
           this.#processesGone = true;

@@ -14,6 +14,7 @@ import { parseAnswerMessage } from './permission-answers.js';
 import { appendOrReport, cancelChannel, fleetRedis, permissionChannel, redisOptions, runKeys, type FleetOptions, type FleetRedis } from './redis.js';
 import { aborted } from './waits.js';
 import { agentSource, WORKER_ENV, type WorkerAgents } from './worker-agents.js';
+import type { RunTracing } from './run-tracing.js';
 import { runJob, type ActiveRun, type RunHost, type WorkerRunEvent } from './worker-run.js';
 import { ACTIVATION_JOB, type SessionSpec } from './session-spec.js';
 import { activateSession, type ActiveSession, type SessionHost, type WorkerSessionEvent } from './worker-session.js';
@@ -67,6 +68,12 @@ export interface ServeRunsOptions extends FleetOptions {
   readonly onRunEvent?: (event: WorkerRunEvent) => void;
   /** Told of each session activated, skipped and deactivated here (see `RunDispatcher.session`). A throwing callback is reported, never fatal. */
   readonly onSessionEvent?: (event: WorkerSessionEvent) => void;
+  /**
+   * Traces each run here: `traceWorkerRuns()` of `agent-rx/otel`, whose span continues the trace of
+   * the caller's `traceRun` (the spec's `traceContext`). Without it the agent is given the caller's
+   * trace context itself.
+   */
+  readonly traceRuns?: RunTracing;
 }
 
 
@@ -182,9 +189,12 @@ class RunWorker implements RunServer {
       tell: (event) => {
         this.#tell(event);
       },
-      source: (spec, onStopped, ask) => {
+      source: (runId, spec, onStopped, ask) => {
         const cwd = (options.resolveCwd ?? workerFolderOnly)(spec.options.cwd);
-        return agentSource(options.agents, this.workerName, spec, { cwd, mcpServers: offeredMcpServers(mcpCatalog, spec.options.mcpServers) }, onStopped, ask);
+        const traceRuns = options.traceRuns;
+        const given = { cwd, mcpServers: offeredMcpServers(mcpCatalog, spec.options.mcpServers), carryTraceContext: traceRuns === undefined };
+        const run = agentSource(options.agents, this.workerName, spec, given, onStopped, ask);
+        return traceRuns === undefined ? run : traceRuns(run, { runId, agent: spec.agent, worker: this.workerName, traceContext: spec.traceContext });
       },
     };
     this.#sessionHost = {

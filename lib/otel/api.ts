@@ -15,3 +15,5 @@ export const context: typeof OpenTelemetry.context = loaded.context;
 export const trace: typeof OpenTelemetry.trace = loaded.trace;
 export const SpanKind: typeof OpenTelemetry.SpanKind = loaded.SpanKind;
 export const SpanStatusCode: typeof OpenTelemetry.SpanStatusCode = loaded.SpanStatusCode;
+export const ROOT_CONTEXT: typeof OpenTelemetry.ROOT_CONTEXT = loaded.ROOT_CONTEXT;
+export const createTraceState: typeof OpenTelemetry.createTraceState = loaded.createTraceState;

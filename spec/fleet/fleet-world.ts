@@ -49,6 +49,8 @@ export interface WorkerSettings {
   readonly workFolder?: string;
   /** The worker's catalog of MCP servers (`serveRuns({ mcpServers })`). */
   readonly mcpServers?: Readonly<Record<string, unknown>>;
+  /** The worker traces its runs, its spans exported over OTLP/HTTP to this endpoint. */
+  readonly otlpEndpoint?: string;
 }
 
 /** One Redis and the workers and dispatchers of a suite, all ended after it (workers and their agents by tag). */
