@@ -4,7 +4,7 @@
 //
 // Environment:
 //   BENCH_QUICK=1            small sizes and few repetitions, for development
-//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation, fleet-sessions
+//   BENCH_ONLY=a,b           only these sections: throughput, mid, large, first, cancel, host, memory, concurrency, stages, sessions, permissions, tools, token, fleet, conversation, fleet-sessions, tracing
 //   BENCH_FLEET_SESSIONS=n   fleet sessions of the real pi in fleet-sessions (default 48; quick 12)
 //   BENCH_FLEET_SESSIONS_SPREAD_MS=n  the window of their first prompts (default 10000)
 //   BENCH_MID_DELTAS=n       deltas of the middle stream (default 6000, ~200 MB)
@@ -25,6 +25,7 @@ import { hostToolLatencies } from './host-tools.js';
 import { firstTokenLatencies } from './first-token.js';
 import { conversationLatencies } from './conversation.js';
 import { fleetSessionLatencies, type Found } from './fleet-sessions.js';
+import { tracingOverhead } from './tracing.js';
 import { readProcessTable } from '../lib/process/process-table.js';
 import { readInput, stages, type StagesResult } from './stages.js';
 import { piStream, removeStream, type PiStream } from './stream.js';
@@ -301,6 +302,30 @@ try {
         `Permission requests on the real CLIs (fake model server on 127.0.0.1; the model runs \`touch\`), ${permissions[0]?.deny.runs ?? 0} repetitions: a permission command → the agent resumes, against a preset's deny → the agent resumes`,
         ['agent', 'deny command → next message ms', 'allow command → next message ms', "baseline: preset's deny → next message ms", 'deny by command / by preset'],
         permissions.map((row) => [row.agent, spread(row.deny, 1), spread(row.allow, 1), spread(row.preset, 1), x(row.ratio)]),
+      ),
+    );
+  }
+  if (runs('tracing')) {
+    const tracing = await tracingOverhead(quick ? { messages: 20_000, repetitions: 3, runs: 5 } : { messages: 200_000, repetitions: 10, runs: 30 });
+    result['tracing'] = tracing;
+    const message = tracing.perMessage;
+    report.push(
+      ...table(
+        `Tracing (\`traceRun\`, an OpenTelemetry SDK recording every span, exported in batches to an exporter that drops them) against the same stream untraced, in turns: a run of ${message.messages.toLocaleString('en')} messages in memory (text deltas, ${message.toolCalls.toLocaleString('en')} tool calls), ${String(message.repetitions)} repetitions`,
+        ['stream', 'read in ms', 'added per message µs', 'vs untraced'],
+        [
+          ['untraced (baseline)', spread(message.plain, 1), '', '1'],
+          ['traceRun', spread(message.traced, 1), spread(message.addedUs, 2), x(message.ratio)],
+          ['traceRun, recordContent', spread(message.content, 1), spread(message.contentAddedUs, 2), ''],
+        ],
+      ),
+      ...table(
+        `Tracing per run: a replayed pi run (\`tool_call_then_text\`, PI_REPLAY_SPEED=0), subscribe → terminal, traced and untraced in turns, ${String(tracing.perRun.repetitions)} repetitions`,
+        ['run', 'ms', 'added ms', 'vs untraced'],
+        [
+          ['untraced (baseline)', spread(tracing.perRun.plain, 1), '', '1'],
+          ['traceRun', spread(tracing.perRun.traced, 1), spread(tracing.perRun.addedMs, 2), x(tracing.perRun.ratio)],
+        ],
       ),
     );
   }

@@ -82,6 +82,14 @@ describe.each([
     await eventually(() => theirs().some((span) => span.parentSpanId === run?.spanId), 10_000);
     // Our own tool spans are there too, beside the CLI's.
     expect(receiver.spans.filter((span) => span.traceId === run?.traceId && span.name.startsWith('execute_tool')).length).toBeGreaterThan(0);
+    const names = new Set(theirs().map((span) => span.name));
+    if (agent === 'claude') {
+      expect(theirs().find((span) => span.parentSpanId === run?.spanId)?.name).toBe('claude_code.interaction');
+      for (const name of ['claude_code.llm_request', 'claude_code.tool']) expect(names).toContain(name);
+    } else {
+      // Codex traces its own work closely: hundreds of spans for one small run.
+      expect(theirs().length).toBeGreaterThan(100);
+    }
   });
 });
 
