@@ -1,3 +1,4 @@
+import { ExportResultCode } from '@opentelemetry/core';
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, type Observable } from 'rxjs';
@@ -13,7 +14,7 @@ const AGENT = fileURLToPath(new URL('../spec/fleet/fixtures/fleet-agent.mjs', im
 /** An exporter that takes every batch and keeps nothing: what is measured is the spans' making. */
 const dropping: SpanExporter = {
   export: (_spans, done) => {
-    done({ code: 0 });
+    done({ code: ExportResultCode.SUCCESS });
   },
   shutdown: () => Promise.resolve(),
 };
