@@ -37,6 +37,7 @@ export function traceSession(options: TraceOptions = {}): MonoTypeOperatorFuncti
         options.context ?? context.active(),
       );
       const sessionContext = trace.setSpan(options.context ?? context.active(), session);
+      const scope = new RunScope(currentRunScope(), options.propagate === false ? {} : traceEnvironment(session.spanContext()));
       let conversationId: string | undefined;
       let turn: InvocationSpan | null = null;
       let turns = 0;
@@ -69,14 +70,18 @@ export function traceSession(options: TraceOptions = {}): MonoTypeOperatorFuncti
             turns = message.turn;
             turn?.abandoned('incomplete');
             turn = new InvocationSpan(tracer, sessionContext, options, { 'agent_rx.turn': message.turn, ...(conversationId === undefined ? {} : { 'gen_ai.conversation.id': conversationId }) }, message.prompt);
+            // Seen before the prompt goes: a protocol that carries a trace per prompt (ACP) gives the turn's.
+            if (options.propagate !== false) scope.setTurnEnv(traceEnvironment(turn.span.spanContext()));
             return;
           case 'turn.completed':
             turn?.completed(message.usage, message.stopReason, conversationId);
             turn = null;
+            scope.setTurnEnv(undefined);
             return;
           case 'turn.failed':
             turn?.failed(message);
             turn = null;
+            scope.setTurnEnv(undefined);
             return;
           case 'terminal.completed':
             if (message.usage !== undefined) session.setAttributes(usageAttributes(message.usage));
@@ -94,7 +99,6 @@ export function traceSession(options: TraceOptions = {}): MonoTypeOperatorFuncti
         }
       };
 
-      const scope = new RunScope(currentRunScope(), options.propagate === false ? {} : traceEnvironment(session.spanContext()));
       const subscription = context.with(sessionContext, () =>
         scope.run(() =>
           source.subscribe({

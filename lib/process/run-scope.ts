@@ -27,6 +27,8 @@ export class RunScope {
   readonly #parent: RunScope | undefined;
   readonly #env: Readonly<Record<string, string>>;
   readonly #controls = new Set<RunControl>();
+  /** The running turn's variables (its trace context), set by a trace around a session. */
+  #turnEnv: Readonly<Record<string, string>> | undefined;
 
   constructor(parent: RunScope | undefined, env: Readonly<Record<string, string>> = {}) {
     this.#parent = parent;
@@ -36,6 +38,19 @@ export class RunScope {
   /** The variables the sources in this scope add to their processes' environment. */
   get env(): Readonly<Record<string, string>> {
     return this.#parent === undefined ? this.#env : { ...this.#parent.env, ...this.#env };
+  }
+
+  /**
+   * The variables of the running turn (its trace context, while a traced session's turn runs),
+   * from the innermost scope that has them; else the scope's own.
+   */
+  get turnEnv(): Readonly<Record<string, string>> {
+    return this.#turnEnv ?? this.#parent?.turnEnv ?? this.env;
+  }
+
+  /** Sets the running turn's variables; `undefined` when it ends. */
+  setTurnEnv(env: Readonly<Record<string, string>> | undefined): void {
+    this.#turnEnv = env;
   }
 
   /** Makes `control` reachable from this scope and every one around it, until the returned function is called. */

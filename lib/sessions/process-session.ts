@@ -206,7 +206,7 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
             // opened, e.g. why it could not).
             if (effect.turn > 1) contentState = dialect.createState();
             for (const warning of heldWarnings.splice(0)) content(warning);
-            link.ask(effect);
+            link.ask(withTrace(effect));
             return;
           case 'steer':
           case 'abort':
@@ -288,8 +288,16 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
         });
         if (run !== null) link.open();
       }
-      // A budget around the session aborts its running turn.
-      const detach = currentRunScope()?.attach({
+      // A budget around the session aborts its running turn; a trace around it gives each turn its context.
+      const scope = currentRunScope();
+      const withTrace = (effect: Extract<SessionEffect, { type: 'start' }>): Extract<SessionEffect, { type: 'start' }> => {
+        const env = scope?.turnEnv;
+        const traceparent = env?.['TRACEPARENT'];
+        if (traceparent === undefined) return effect;
+        const tracestate = env?.['TRACESTATE'];
+        return { ...effect, trace: { traceparent, ...(tracestate === undefined ? {} : { tracestate }) } };
+      };
+      const detach = scope?.attach({
         abortTurn: (exceeded) => {
           if (over || machine.phase !== 'busy') return false;
           guarded(() => {

@@ -159,11 +159,21 @@ export type SessionInputEvent =
    */
   | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed };
 
+/** A turn's W3C trace context. */
+export interface TurnTrace {
+  readonly traceparent: string;
+  readonly tracestate?: string;
+}
+
 /** What the session machine asks its shell to do: emit a message, start, steer or abort a turn, watch a limit, end. */
 export type SessionEffect =
   | { readonly type: 'emit'; readonly message: SessionMessage }
-  /** Start a turn with this input as its prompt. */
-  | { readonly type: 'start'; readonly turn: number; readonly input: SessionInput }
+  /**
+   * Start a turn with this input as its prompt. `trace`: the turn's W3C trace context
+   * (`traceparent`, `tracestate`), added by the shell when the session is traced, for a protocol
+   * that can carry it (ACP's `_meta`).
+   */
+  | { readonly type: 'start'; readonly turn: number; readonly input: SessionInput; readonly trace?: TurnTrace }
   /** Send this input into the running turn. */
   | { readonly type: 'steer'; readonly turn: number; readonly input: SessionInput }
   /** Ask the agent to end the running turn. */

@@ -2,13 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { lastValueFrom, type Observable } from 'rxjs';
-import { runClaudeCode, runCodex, runGemini, runQwen, stopAllRuns, type CliMessage } from '../../lib/index.js';
-import { traceRun } from '../../lib/otel.js';
+import { Subject } from 'rxjs';
+import { qwenSession, runClaudeCode, runCodex, runGemini, runQwen, stopAllRuns, type CliMessage, type SessionCommand } from '../../lib/index.js';
+import { traceRun, traceSession } from '../../lib/otel.js';
 import { executableOptions } from './cli-under-test.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { CODEX_FAKE_PROVIDER, createCodexEnv, type CodexEnv } from './codex-env.js';
 import { createGeminiEnv, geminiCommand, type GeminiEnv } from './gemini-env.js';
-import { createQwenEnv, type QwenEnv } from './qwen-env.js';
+import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
 import { startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
 import { eventually } from './suite.js';
@@ -22,6 +23,7 @@ import { eventually } from './suite.js';
 
 const CLAUDE = claudeExecutable();
 const GEMINI = geminiCommand();
+const QWEN = qwenCommand();
 let server: FakeModelServer;
 let receiver: OtlpReceiver;
 let claude: ClaudeEnv;
@@ -107,5 +109,26 @@ describe.each([
     const theirs = () => fresh().filter((span) => !span.name.startsWith('invoke_agent') && !span.name.startsWith('execute_tool'));
     await eventually(() => run() !== undefined && theirs().length > 0, 10_000);
     expect(theirs().some((span) => span.traceId === run()?.traceId)).toBe(false);
+  });
+});
+
+describe('a Qwen Code session traced with its telemetry pointed at the collector', () => {
+  it("puts Qwen Code's spans of a turn under that turn's invoke_agent span: the trace goes in each prompt's ACP _meta", async () => {
+    const commands = new Subject<SessionCommand>();
+    const ended = lastValueFrom(
+      commands.pipe(
+        qwenSession({ executable: QWEN.command, executableArgs: QWEN.args, model: 'text', cwd: qwen.cwd, env: qwen.env, telemetry: telemetry() }),
+        traceSession({ tracer: provider.getTracer('spec'), agent: 'qwen' }),
+      ),
+    );
+    commands.next({ type: 'prompt', text: 'hello' });
+    commands.complete();
+    expect((await ended).type).toBe('terminal.completed');
+    await provider.forceFlush();
+    const turn = () => receiver.spans.find((span) => span.name === 'invoke_agent qwen' && receiver.spans.some((session) => session.name === 'agent_rx.session qwen' && session.spanId === span.parentSpanId));
+    await eventually(() => turn() !== undefined, 10_000);
+    const theirs = () => receiver.spans.filter((span) => span.traceId === turn()?.traceId && span.parentSpanId === turn()?.spanId && !span.name.startsWith('execute_tool'));
+    await eventually(() => theirs().length > 0, 10_000);
+    expect(theirs().map((span) => span.name)).toContain('qwen-code.interaction');
   });
 });

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { PermissionDecision, Usage } from '../../messages.js';
 import type { AgentEvent } from '../../operators/items.js';
 import { NO_REACTION, type PermissionAsk, type ProtocolChannel, type ProtocolFact, type ProtocolReaction, type SessionAsk, type SessionProtocol } from '../../operators/session-protocol.js';
-import type { SessionInput, TurnOutcome } from '../../sessions/session-machine.js';
+import type { SessionInput, TurnOutcome, TurnTrace } from '../../sessions/session-machine.js';
 import { fileBlock, type PromptContent } from '../../operators/prompt-parts.js';
 import { field, stringOf } from '../shared/events.js';
 import type { ToolVocabulary } from '../../operators/dialect.js';
@@ -54,6 +54,8 @@ interface AcpTurn {
   aborted: boolean;
   /** The turn's processes are being killed after a cancel: it ends once they are gone. */
   killing: TurnOutcome | null;
+  /** The turn's trace context, carried in each of its prompts' `_meta`. */
+  readonly trace: TurnTrace | undefined;
 }
 
 /** The ACP client protocol's state, one per session subscription (created by `createState`). */
@@ -267,7 +269,7 @@ function remember(state: AcpClientState, event: AgentEvent): void {
 function act(state: AcpClientState, ask: SessionAsk): ProtocolReaction {
   if (ask.type === 'end') return { outputs: [{ type: 'endInput' }] };
   if (ask.type === 'start') {
-    state.turn = { promptId: undefined, prompting: false, steers: [], aborted: false, killing: null };
+    state.turn = { promptId: undefined, prompting: false, steers: [], aborted: false, killing: null, trace: ask.trace };
     if (state.fatal !== undefined) return endFatal(state);
   }
   if (state.sessionId === null) {
@@ -323,8 +325,19 @@ function prompt(state: AcpClientState, turn: AcpTurn, inputs: readonly SessionIn
   turn.prompting = true;
   turn.promptId = undefined;
   const blocks = acpPromptBlocks(inputs, { embeddedContext: state.promptCapabilities?.embeddedContext === true });
+  const meta = traceMeta(turn.trace);
   // The answer is read from the lines (see `read`); a failure to send shows there or as the exit.
-  connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks }).catch(() => undefined);
+  connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks, ...(meta === undefined ? {} : { _meta: meta }) }).catch(() => undefined);
+}
+
+/**
+ * A prompt's `_meta` for the turn's trace context: W3C's `traceparent` and `tracestate`, the keys
+ * ACP reserves for them, and Qwen Code's own (`qwen.telemetry.*`), which it reads instead.
+ */
+function traceMeta(trace: TurnTrace | undefined): Record<string, string> | undefined {
+  if (trace === undefined) return undefined;
+  const state = trace.tracestate === undefined ? {} : { tracestate: trace.tracestate, 'qwen.telemetry.tracestate': trace.tracestate };
+  return { traceparent: trace.traceparent, 'qwen.telemetry.traceparent': trace.traceparent, ...state };
 }
 
 /**
