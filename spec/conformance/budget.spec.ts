@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
-import { budget, claudeCodeSession, piSession, retryAgentRun, runClaudeCode, runPi, stopAllRuns, type CliMessage, type SessionMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
+import { budget, claudeCodeSession, piSession, retryAgentRun, runClaudeCode, runPi, stopAllRuns, type CliMessage, type ConversationSnapshot, type SessionMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
@@ -102,6 +102,43 @@ describe('a budget on a session', () => {
     expect(messages.at(-1)?.type).toBe('terminal.completed');
     // The second turn's answer is whole: the session kept its process and its conversation.
     expect(answerOf(messages.slice(messages.indexOf(failed)))).toContain('And now just answer');
+  });
+});
+
+describe('a budget on a session that sleeps', () => {
+  it("reaches the process that woke the session: a per-turn limit aborts the woken process's turn", async () => {
+    const store = new Map<string, ConversationSnapshot>();
+    const driver = new SessionDriver((onStopped) =>
+      piSession({
+        executable: PI.command,
+        executableArgs: PI.args,
+        provider: OPENAI_PROVIDER,
+        model: 'recall',
+        session: 'new',
+        cwd: pi.cwd,
+        env: { ...pi.env, ...TAG.env },
+        onStopped,
+        idleMs: 300,
+        store: {
+          load: (id) => Promise.resolve(store.get(id)),
+          save: (id, snapshot) => {
+            store.set(id, snapshot);
+            return Promise.resolve();
+          },
+        },
+        budget: { toolCalls: 1, per: 'turn' },
+      }),
+    );
+    driver.send({ type: 'prompt', text: 'one' });
+    await driver.nextOf('turn.completed');
+    await driver.nextOf('session.passivated');
+    // A command that comes later, from a context of its own, wakes a new process.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    driver.send({ type: 'prompt', text: `${scenarioMarker('tool_loop')}loop` });
+    await driver.nextOf('session.resumed');
+    expect(await driver.nextOf('turn.failed')).toMatchObject({ turn: 2, reason: 'budget', budget: { limit: 'toolCalls', max: 1, used: 2, per: 'turn' } });
+    driver.end();
+    expect((await driver.done).at(-1)?.type).toBe('terminal.completed');
   });
 });
 
