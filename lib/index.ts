@@ -25,7 +25,7 @@ export { serveAcp, ACP_STEER_METHOD, ACP_FOLLOW_UP_METHOD, type AcpServer, type 
 export { processSession, type SessionSpec } from './sessions/process-session.js';
 export type { SettingsOverlay } from './agents/definition.js';
 export type { SessionProtocol, SessionPromptAbilities, SessionAsk, ProtocolOutput, ProtocolFact, ProtocolReaction, ProtocolChannel, ToolsKilledEvent, PermissionAsk } from './operators/session-protocol.js';
-export type { TurnOutcome, SessionInput, SessionEffect } from './sessions/session-machine.js';
+export type { TurnOutcome, SessionInput, SessionEffect, TurnTrace } from './sessions/session-machine.js';
 
 // Operators
 export { parseJsonLine, type ParseJsonLineOptions, type ParsedItem, type EventValidator } from './operators/parse-json-line.js';

@@ -73,9 +73,23 @@ export interface SessionStarted {
    * from when its protocol drifts.
    */
   agentVersion?: string | undefined;
+  /**
+   * The agent process's pid, on the machine that runs it (a fleet worker's for a fleet run): for
+   * finding it with the system's tools. Absent where no process of this host reads the agent (a
+   * recording).
+   */
+  pid?: number | undefined;
+  /** The run's process group: the agent leads its own, which holds its tools' processes unless they left it. */
+  processGroup?: number | undefined;
 }
 /** Validates a {@link SessionStarted}. */
-export const SessionStartedSchema = z.object({ type: z.literal('session.started'), sessionId: z.string(), agentVersion: z.string().optional() });
+export const SessionStartedSchema = z.object({
+  type: z.literal('session.started'),
+  sessionId: z.string(),
+  agentVersion: z.string().optional(),
+  pid: z.number().int().positive().optional(),
+  processGroup: z.number().int().positive().optional(),
+});
 
 /**
  * The agent resumed the session `sessionId` that the run asked for; in a session with `idleMs`, a
@@ -91,9 +105,20 @@ export interface SessionResumed {
    * session to the new process's resumed session (the saved state put back, the agent started).
    */
   resumeMs?: number | undefined;
+  /** The agent process's pid (see {@link SessionStarted.pid}). */
+  pid?: number | undefined;
+  /** The run's process group (see {@link SessionStarted.processGroup}). */
+  processGroup?: number | undefined;
 }
 /** Validates a {@link SessionResumed}. */
-export const SessionResumedSchema = z.object({ type: z.literal('session.resumed'), sessionId: z.string(), agentVersion: z.string().optional(), resumeMs: z.number().nonnegative().optional() });
+export const SessionResumedSchema = z.object({
+  type: z.literal('session.resumed'),
+  sessionId: z.string(),
+  agentVersion: z.string().optional(),
+  resumeMs: z.number().nonnegative().optional(),
+  pid: z.number().int().positive().optional(),
+  processGroup: z.number().int().positive().optional(),
+});
 
 /**
  * A session with `idleMs` went to sleep: no turn for `idleMs`, so its conversation was saved

@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
-import type { CliMessage, TerminalMessage } from '../messages.js';
+import type { CliMessage, SessionResumed, SessionStarted, TerminalMessage } from '../messages.js';
+import { currentRunScope, RunScope } from '../process/run-scope.js';
 import type { MessageMapping } from './dialect.js';
 import { emitItemMessages } from './item-messages.js';
 import type { AgentEvent, PipelineItem } from './items.js';
@@ -60,10 +61,12 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
         ended = true;
         subscriber.error(error);
       };
+      // The process this subscription starts, if it starts one: where its session message says the agent is.
+      const scope = new RunScope(currentRunScope());
       const emit = (message: CliMessage): void => {
-        subscriber.next(message);
+        subscriber.next(message.type === 'session.started' || message.type === 'session.resumed' ? withProcess(message, scope) : message);
       };
-      const subscription = source.subscribe({
+      const subscription = scope.run(() => source.subscribe({
         next: (item) => {
           if (ended) return;
           try {
@@ -89,9 +92,19 @@ export function mapToCliMessage<S, E extends AgentEvent>(dialect: MessageMapping
             fail(error);
           }
         },
-      });
+      }));
       return subscription;
     });
+}
+
+/** A session message with the pid and process group of the process its subscription started (none for a recording). */
+function withProcess<M extends SessionStarted | SessionResumed>(message: M, scope: RunScope): M {
+  if (message.pid !== undefined) return message;
+  for (const control of scope.controls()) {
+    const facts = control.process?.();
+    if (facts !== null && facts !== undefined) return { ...message, pid: facts.pid, processGroup: facts.processGroup };
+  }
+  return message;
 }
 
 

@@ -7,7 +7,7 @@ import type { ProcessEntry } from './process-entry.js';
 import { track, trackGroup, untrack, type TrackedRun } from './run-registry.js';
 import { newRunMarker, RUN_MARKER_ENV } from './run-marker.js';
 import { RunTree } from './run-tree.js';
-import { currentRunScope } from './run-scope.js';
+import { currentRunScope, type ProcessFacts } from './run-scope.js';
 import { sendSignal } from './signals.js';
 import { readOutput, type OutputFrame } from './read-output.js';
 import { spawnRoot, type Subprocess } from './spawn.js';
@@ -42,6 +42,8 @@ export interface ProcessRun {
    * started at or after `bornSince` (a start time from /proc, see `startTimeNow`) count. Never rejects.
    */
   killDescendants(bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }>;
+  /** The root's pid and its process group (it leads its own), once spawned; `null` before or when it could not start. */
+  readonly facts: ProcessFacts | null;
 }
 
 const UNSUBSCRIBE: StopRequest = { kind: 'unsubscribe' };
@@ -83,6 +85,7 @@ class Run implements TrackedRun, ProcessRun {
       stop: (cause) => {
         this.stop(cause);
       },
+      process: () => this.facts,
     });
     this.settled = new Promise((resolve) => {
       this.#settle = resolve;
@@ -144,6 +147,11 @@ class Run implements TrackedRun, ProcessRun {
     this.#stdinFeed?.unsubscribe();
     this.#limits?.clear();
     this.#dispatch({ type: 'stop', request });
+  }
+
+  get facts(): ProcessFacts | null {
+    const pid = this.groupId;
+    return pid === null ? null : { pid, processGroup: pid };
   }
 
   killDescendants(bornSince?: string): Promise<{ readonly killed: readonly number[]; readonly confirmed: boolean }> {

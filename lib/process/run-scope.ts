@@ -13,6 +13,14 @@ export interface RunControl {
   readonly stop?: (cause: StopCause) => void;
   /** Aborts the running turn, which then fails with reason `budget`; `false` when no turn runs. */
   readonly abortTurn?: (exceeded: BudgetExceeded) => boolean;
+  /** The process's pid and process group, once it is spawned (`null` before, or when it could not start). */
+  readonly process?: () => ProcessFacts | null;
+}
+
+/** Where a run's agent process is: its pid and its process group. */
+export interface ProcessFacts {
+  readonly pid: number;
+  readonly processGroup: number;
 }
 
 const storage = new AsyncLocalStorage<RunScope>();

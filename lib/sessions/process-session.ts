@@ -183,7 +183,10 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
       const perform = (effect: SessionEffect): void => {
         switch (effect.type) {
           case 'emit': {
-            const message = effect.message;
+            const said = effect.message;
+            // Where the agent is: its session message says its pid and process group.
+            const facts = said.type === 'session.started' || said.type === 'session.resumed' ? run?.facts : null;
+            const message = facts === null || facts === undefined ? said : { ...said, pid: facts.pid, processGroup: facts.processGroup };
             if (watch !== null) {
               if (message.type === 'turn.completed') {
                 const turnWatch = watch;

@@ -137,14 +137,14 @@ describe('claudeCodeSession: resuming', () => {
     first.send({ type: 'prompt', text: 'remember me' });
     first.end();
     const started = (await first.done)[0];
-    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String), agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+    expect(started).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: expect.any(String), agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     const id = started?.type === 'session.started' ? started.sessionId : '';
 
     const resumed = new SessionDriver((onStopped) => claudeCodeSession(options(onStopped, { session: { resume: id } })));
     resumed.send({ type: 'prompt', text: 'resumed by id' });
     resumed.end();
     const byId = await resumed.done;
-    expect(byId[0]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+    expect(byId[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     expect(resumed.answer(1)).toBe('User texts in context: 2 ("remember me" | "resumed by id").');
     expect(byId.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
 
@@ -154,7 +154,7 @@ describe('claudeCodeSession: resuming', () => {
     continued.end();
     const latest = await continued.done;
     expect(latest.slice(0, 3).map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'session.resumed']);
-    expect(latest[2]).toEqual({ type: 'session.resumed', sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+    expect(latest[2]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
     expect(continued.answer(1)).toMatch(/^User texts in context: 3 /);
   });
 });

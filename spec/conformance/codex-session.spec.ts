@@ -89,7 +89,7 @@ describe('codexSession on the real Codex', () => {
     const second = new SessionDriver((onStopped) => codexSession(options(onStopped, { session: { resume: started.sessionId } })));
     second.send({ type: 'prompt', text: 'and this' });
     expect(started.agentVersion).toBe(pinnedVersion('@openai/codex'));
-    expect(await second.nextOf('session.resumed')).toEqual({ type: 'session.resumed', sessionId: started.sessionId, agentVersion: pinnedVersion('@openai/codex') });
+    expect(await second.nextOf('session.resumed')).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: started.sessionId, agentVersion: pinnedVersion('@openai/codex') });
     await second.nextOf('turn.completed');
     expect(second.answer(1)).toBe('User texts in context: 2 ("remember this" | "and this").');
     second.end();

@@ -112,7 +112,7 @@ describe('real Codex: answers', () => {
       const messages = await run('text', options('text'));
       const sessionId = sessionIdOf(messages);
       expect(messages).toEqual([
-        { type: 'session.started', sessionId },
+        { type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId },
         { type: 'assistant', text: expectedText('text') },
         { type: 'terminal.completed', stopReason: 'end_turn', usage: usage(1, 7), sessionId },
       ]);
@@ -298,13 +298,13 @@ describe('real Codex: threads', () => {
       const first = await run('session: new', options('text'));
       const id = sessionIdOf(first);
       const resumed = await run('session: { resume }', options('echo', { session: { resume: id }, prompt: 'second' }));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
       expect(answerOf(resumed)).toBe(echoText('second'));
       // The usage is the thread's total: the first turn's call and this one's.
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id, usage: { inputTokens: 2 * FAKE_INPUT_TOKENS } });
       expect(server.requestsFor('echo')[0]?.messageCount).toBeGreaterThan(server.requestsFor('text')[0]?.messageCount ?? 0);
       const last = await run("session: 'last'", options('echo', { session: 'last', prompt: 'third' }));
-      expect(last[0]).toEqual({ type: 'session.resumed', sessionId: id });
+      expect(last[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
       expect(answerOf(last)).toBe(echoText('third'));
       // Kept under the run's CODEX_HOME, not the real one.
       expect(existsSync(join(env.codexHome, 'sessions'))).toBe(true);

@@ -82,13 +82,13 @@ describe('piSession on the real pi', () => {
     first.send({ type: 'prompt', text: 'remember me' });
     first.end();
     const started = (await first.done)[0];
-    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String) });
+    expect(started).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: expect.any(String) });
     const id = started?.type === 'session.started' ? started.sessionId : '';
     const resumed = new SessionDriver((onStopped) => piSession(options(onStopped, { session: { id } })));
     resumed.send({ type: 'prompt', text: 'resumed' });
     resumed.end();
     const messages = await resumed.done;
-    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(messages[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
     expect(resumed.answer(1)).toBe('User texts in context: 2 ("remember me" | "resumed").');
   });
 

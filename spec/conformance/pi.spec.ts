@@ -86,7 +86,7 @@ describe.each<WireApi>(['openai-completions', 'anthropic-messages'])('real pi ov
   it('plain text: session, the answer as deltas, completed with usage', async () => {
     const messages = await run(`text (${api})`, options('text', api));
     const sessionId = sessionIdOf(messages);
-    expect(messages[0]).toEqual({ type: 'session.started', sessionId });
+    expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
     expect(types(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
     expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
     expect(answerOf(messages)).toBe(expectedText('text'));
@@ -240,10 +240,10 @@ describe('real pi: sessions, prompts, long answers', () => {
     const first = await run('session: new', options('text', 'openai-completions', { session: 'new' }));
     const id = sessionIdOf(first);
     const continued = await run('session: continue', options('echo', 'openai-completions', { session: 'continue', prompt: 'second' }));
-    expect(continued[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(continued[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
     expect(continued.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
     const byId = await run('session: { id: prefix }', options('text', 'openai-completions', { session: { id: id.slice(0, 13) } }));
-    expect(byId[0]).toEqual({ type: 'session.resumed', sessionId: id });
+    expect(byId[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
     const last = server.requestsFor('text').at(-1);
     expect(last?.messageCount).toBeGreaterThan(3);
   });

@@ -93,7 +93,7 @@ describe('qwenSession on the real Qwen Code (ACP)', () => {
     const messages = await session.done;
     expect(messages.at(-1)?.type).toBe('terminal.completed');
     // Its version from initialize; its own requests during the tool call (craft/drainMidTurnQueue) are known: no warning.
-    expect(messages[0]).toEqual({ type: 'session.started', sessionId: expect.any(String) as unknown, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
+    expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: expect.any(String) as unknown, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
     expect(messages.filter((message) => message.type === 'agent.warning')).toEqual([]);
   });
 

@@ -95,7 +95,7 @@ export function sessionConformance(agent: () => SessionAgent, latencies: AbortLa
     const messages = await session.done;
     const started = messages[0];
     const version = agent().agentVersion;
-    expect(started).toEqual({ type: 'session.started', sessionId: expect.any(String), ...(version === undefined ? {} : { agentVersion: version }) });
+    expect(started).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: expect.any(String), ...(version === undefined ? {} : { agentVersion: version }) });
     // The commands in their order, each answered as if it came once the session was open.
     expect(messages.slice(1, 4)).toEqual([
       { type: 'input.accepted', kind: 'prompt', as: 'turn', turn: 1, text: 'right away', commandId: 'r1' },

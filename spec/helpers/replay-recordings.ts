@@ -22,9 +22,9 @@ export function recordings(agent: keyof typeof REPLAYS): string[] {
     .sort();
 }
 
-/** A replay's messages as compared: what varies from run to run (times, pids) left out. */
+/** A replay's messages as compared: what varies from run to run (times, pids, process groups) left out. */
 export function comparable(messages: readonly CliMessage[]): unknown[] {
-  return JSON.parse(JSON.stringify(messages, (key, value: unknown) => (key === 'durationMs' || key === 'pid' || key === 'pids' ? undefined : value))) as unknown[];
+  return JSON.parse(JSON.stringify(messages, (key, value: unknown) => (key === 'durationMs' || key === 'pid' || key === 'pids' || key === 'processGroup' ? undefined : value))) as unknown[];
 }
 
 // `tsx spec/helpers/replay-recordings.ts <out.json>`: every agent's recordings, replayed.

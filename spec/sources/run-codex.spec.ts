@@ -84,7 +84,7 @@ describe('runCodex on every recorded transcript', () => {
     if (facts.threadId === undefined) {
       expect(headers).toEqual([]);
     } else {
-      expect(messages[0]).toEqual({ type: name in RESUMED ? 'session.resumed' : 'session.started', sessionId: facts.threadId });
+      expect(messages[0]).toEqual({ type: name in RESUMED ? 'session.resumed' : 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.threadId });
       expect(headers).toHaveLength(1);
       expect(terminal).toMatchObject({ sessionId: facts.threadId });
     }
@@ -94,7 +94,7 @@ describe('runCodex on every recorded transcript', () => {
 describe('runCodex: exact streams', () => {
   it('text: the whole message, then success with the usage and the thread id', async () => {
     expect(await replayCodex('text')).toEqual([
-      { type: 'session.started', sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' },
+      { type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' },
       { type: 'assistant', text: 'Hello from the fake model. This is plain text.' },
       {
         type: 'terminal.completed',
@@ -262,10 +262,10 @@ describe('runCodex: exact streams', () => {
 
   it('resume: session.resumed with the thread id, and the thread total as usage', async () => {
     const messages = await replayCodex('resume', replayOptions('resume'));
-    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' });
+    expect(messages[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' });
     expect(messages.at(-1)).toMatchObject({ usage: { inputTokens: 84, outputTokens: 14 }, sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' });
     // `resume --last` is a resumption too.
-    expect((await replayCodex('resume', { session: 'last' }))[0]).toEqual({ type: 'session.resumed', sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' });
+    expect((await replayCodex('resume', { session: 'last' }))[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '01a22ade-d612-7b03-8bda-b6d8516396ba' });
   });
 
   it('synthetic file_change, mcp_tool_call, web_search and todo_list items are tool calls with their results', async () => {

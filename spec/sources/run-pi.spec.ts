@@ -51,7 +51,7 @@ describe('runPi on every recorded transcript', () => {
     }
     expect(messages.filter(isTerminal)).toHaveLength(1);
     expect(isTerminal(messages.at(-1) as CliMessage)).toBe(true);
-    expect(messages[0]).toEqual({ type: 'session.started', sessionId: facts.sessionId });
+    expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.sessionId });
   });
 });
 
@@ -145,7 +145,7 @@ describe('runPi: exact streams', () => {
   it('session.resumed when continuing a session or naming one', async () => {
     for (const session of ['continue', { id: '01a22ae0' }] as const) {
       const messages = await replay('session_first', { session });
-      expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
+      expect(messages[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
       expect(messages.at(-1)).toMatchObject({ sessionId: '01a22ae0-6416-74dc-bdb8-64519e17d6b3' });
     }
   });
