@@ -251,13 +251,16 @@ function budgeted<T extends SessionMessage>(source: Observable<T>, budget: Check
       crossed = crossing;
       if (per === 'total' || crossing.limit === 'turns') spent ??= crossing;
       const controls = scope.controls();
-      // A session that has not started a turn yet is known by the control it attached.
-      session ||= controls.some((control) => control.abortTurn !== undefined);
+      // A session process under it (a session, or a run made as a one-prompt session) aborts its
+      // running turn; between turns there is nothing to abort (a spent budget aborts the next one).
+      const abortable = controls.filter((control) => control.abortTurn !== undefined);
+      if (abortable.length > 0) {
+        for (const control of abortable) if (control.abortTurn?.(crossing) === true) return;
+        return;
+      }
       if (session) {
         if (!inTurn) return;
-        const aborted = controls.some((control) => control.abortTurn?.(crossing) === true);
-        if (aborted) return;
-        if (controls.some((control) => control.abortTurn !== undefined)) return; // its turn is already ending
+        // No process here to abort the turn of (a fleet session): the session is ended.
         const message = `${budgetText(crossing)}: the session was ended`;
         finish([{ type: 'turn.failed', turn: turns, reason: 'budget', message, budget: crossing }, terminalFailed('budget', message, { budget: crossing })]);
         return;

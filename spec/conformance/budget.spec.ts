@@ -105,6 +105,17 @@ describe('a budget on a session', () => {
   });
 });
 
+describe('a budget on a run made as a one-prompt session (pi with permission)', () => {
+  it("aborts the session's turn, and the run ends with reason budget and the figures", async () => {
+    const { messages, report } = await runOf((onStopped) =>
+      runPi({ prompt: 'Scenario tool_loop please', executable: PI.command, executableArgs: PI.args, provider: OPENAI_PROVIDER, model: 'tool_loop', session: 'none', cwd: pi.cwd, env: { ...pi.env, ...TAG.env }, permission: 'allow-all', budget: { toolCalls: 1 }, onStopped }),
+    );
+    expect(messages.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'toolCalls', max: 1, used: 2 } });
+    expect(messages.some((message) => message.type === 'turn.failed')).toBe(false);
+    expect(isAlive(report.pid ?? 0)).toBe(false);
+  });
+});
+
 describe('a budget on a session that sleeps', () => {
   it("reaches the process that woke the session: a per-turn limit aborts the woken process's turn", async () => {
     const store = new Map<string, ConversationSnapshot>();
