@@ -47,7 +47,11 @@ describe('agent-rx worker and agent-rx run --fleet', () => {
         cli(['run', '--executable', FLEET_AGENT, '--json', '--model', 'text', 'hi']),
       ]);
       expect(fleet.code).toBe(0);
-      expect(messagesOf(fleet.stdout)).toEqual(messagesOf(local.stdout));
+      // The same messages, each agent's process where it ran: the worker's pid and the local one differ.
+      const [fleetStarted, ...fleetRest] = messagesOf(fleet.stdout);
+      const [localStarted, ...localRest] = messagesOf(local.stdout);
+      expect(fleetRest).toEqual(localRest);
+      expect(fleetStarted).toEqual({ ...localStarted, pid: expect.any(Number), processGroup: expect.any(Number) });
       const started = await worker.waitForLine(/"type":"started"/);
       expect(JSON.parse(started)).toMatchObject({ type: 'started', agent: 'pi' });
       await worker.waitForLine(/"type":"ended"/);
