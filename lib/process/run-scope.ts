@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Observable } from 'rxjs';
 import type { BudgetExceeded } from '../messages.js';
 import type { StopCause } from './items.js';
 
@@ -89,14 +88,6 @@ export class RunScope {
 /** The scope the caller runs in, if any. */
 export function currentRunScope(): RunScope | undefined {
   return storage.getStore();
-}
-
-/** `source`, each subscription made inside `scope` (made when subscribed: one per subscription). */
-export function subscribeInScope<T>(source: Observable<T>, scope: () => RunScope): Observable<T> {
-  return new Observable<T>((subscriber) => {
-    const made = scope();
-    return made.run(() => source.subscribe(subscriber));
-  });
 }
 
 /**

@@ -144,8 +144,7 @@ describe('a budget on a session that sleeps', () => {
     driver.send({ type: 'prompt', text: 'one' });
     await driver.nextOf('turn.completed');
     await driver.nextOf('session.passivated');
-    // A command that comes later, from a context of its own, wakes a new process.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A command sent from the test's own context (not the session's) wakes a new process.
     driver.send({ type: 'prompt', text: `${scenarioMarker('tool_loop')}loop` });
     await driver.nextOf('session.resumed');
     expect(await driver.nextOf('turn.failed')).toMatchObject({ turn: 2, reason: 'budget', budget: { limit: 'toolCalls', max: 1, used: 2, per: 'turn' } });

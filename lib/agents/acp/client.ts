@@ -41,6 +41,8 @@ export interface AcpProtocolOptions {
   readonly tools?: ToolVocabulary;
   /** The agent's name of a tool from a call's id, where the call says no name. */
   readonly toolName?: (toolCallId: string) => string | undefined;
+  /** Keys of a prompt's `_meta` the agent reads a turn's trace context from, besides W3C's `traceparent` and `tracestate`. */
+  readonly traceMeta?: (trace: TurnTrace) => Readonly<Record<string, string>>;
 }
 
 /** One agent-rx turn: one `session/prompt`, or more when a steer cut the one before. */
@@ -69,6 +71,8 @@ export interface AcpClientState {
   readonly pending: SessionAsk[];
   turn: AcpTurn | null;
   fatal: string | undefined;
+  /** The agent's own keys for a turn's trace context (see {@link AcpProtocolOptions.traceMeta}). */
+  readonly traceMeta: AcpProtocolOptions['traceMeta'];
   /** What the agent said of its tool calls (name, kind, title, input), by id: a permission request may say less. */
   readonly calls: Map<string, Readonly<Record<string, unknown>>>;
   /** What the agent's prompts take (`initialize`'s `agentCapabilities.promptCapabilities`), once it answered. */
@@ -130,6 +134,7 @@ export function acpClientProtocol(options: AcpProtocolOptions): SessionProtocol<
       pending: [],
       turn: null,
       fatal: undefined,
+      traceMeta: options.traceMeta,
       calls: new Map(),
       promptCapabilities: undefined,
       agentVersion: undefined,
@@ -325,19 +330,18 @@ function prompt(state: AcpClientState, turn: AcpTurn, inputs: readonly SessionIn
   turn.prompting = true;
   turn.promptId = undefined;
   const blocks = acpPromptBlocks(inputs, { embeddedContext: state.promptCapabilities?.embeddedContext === true });
-  const meta = traceMeta(turn.trace);
+  const meta = traceMeta(turn.trace, state.traceMeta);
   // The answer is read from the lines (see `read`); a failure to send shows there or as the exit.
   connection.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: blocks, ...(meta === undefined ? {} : { _meta: meta }) }).catch(() => undefined);
 }
 
 /**
  * A prompt's `_meta` for the turn's trace context: W3C's `traceparent` and `tracestate`, the keys
- * ACP reserves for them, and Qwen Code's own (`qwen.telemetry.*`), which it reads instead.
+ * ACP reserves for them, and the agent's own where it reads others.
  */
-function traceMeta(trace: TurnTrace | undefined): Record<string, string> | undefined {
+function traceMeta(trace: TurnTrace | undefined, own: AcpProtocolOptions['traceMeta']): Record<string, string> | undefined {
   if (trace === undefined) return undefined;
-  const state = trace.tracestate === undefined ? {} : { tracestate: trace.tracestate, 'qwen.telemetry.tracestate': trace.tracestate };
-  return { traceparent: trace.traceparent, 'qwen.telemetry.traceparent': trace.traceparent, ...state };
+  return { traceparent: trace.traceparent, ...(trace.tracestate === undefined ? {} : { tracestate: trace.tracestate }), ...own?.(trace) };
 }
 
 /**

@@ -7,7 +7,7 @@ import { acpClientProtocol, type AcpProtocolOptions } from './client.js';
 import { acpDialect } from './dialect.js';
 
 /** What an agent that speaks ACP for its sessions says of one: its command, its client's choices, how its output reads. */
-export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'handlers' | 'mcpServers' | 'usageOf' | 'resume'>, PermissionOptions {
+export interface AcpAgentSession<Setup> extends Pick<AcpProtocolOptions, 'name' | 'handlers' | 'mcpServers' | 'usageOf' | 'resume' | 'traceMeta'>, PermissionOptions {
   readonly executable: string | undefined;
   /** Its arguments, ACP's flag (`--acp`) included. */
   readonly args: readonly string[];
@@ -34,7 +34,7 @@ export const ACP_SESSION_GRACE_MS = 10_000;
  * names, loaded (`session/load`).
  */
 export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): SessionInvocation<Setup> {
-  const { name, executable, args, processOptions, tools, toolName, types, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf, resume } = agent;
+  const { name, executable, args, processOptions, tools, toolName, types, stderrLine, setup, permission, permissionTimeoutMs, handlers, mcpServers, usageOf, resume, traceMeta } = agent;
   const protocol = acpClientProtocol({
     name,
     cwd: resolve(processOptions.cwd ?? process.cwd()),
@@ -44,6 +44,7 @@ export function acpSessionInvocation<Setup>(agent: AcpAgentSession<Setup>): Sess
     ...(handlers === undefined ? {} : { handlers }),
     ...(mcpServers === undefined ? {} : { mcpServers }),
     ...(resume === undefined ? {} : { resume }),
+    ...(traceMeta === undefined ? {} : { traceMeta }),
   });
   return {
     executable,

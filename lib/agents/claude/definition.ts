@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
-import { claudeTelemetry } from '../shared/telemetry.js';
+import { claudeTelemetry } from './telemetry.js';
 import { claudeConversation } from './conversation.js';
 import { claudeRunInvocation, claudeSessionInvocation, type ClaudeSetup } from './args.js';
 import { claudeDialect } from './dialect.js';

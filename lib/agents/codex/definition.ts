@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
-import { codexTelemetry } from '../shared/telemetry.js';
+import { codexTelemetry } from './telemetry.js';
 import { codexConversation } from './conversation.js';
 import { codexRunInvocation, codexSessionInvocation, type CodexSetup } from './args.js';
 import { codexDialect } from './dialect.js';

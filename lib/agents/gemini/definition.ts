@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
-import { geminiTelemetry } from '../shared/telemetry.js';
+import { geminiTelemetry } from './telemetry.js';
 import { geminiRunInvocation, geminiSessionInvocation, type GeminiSetup } from './args.js';
 import { geminiDialect } from './dialect.js';
 import { GEMINI_APPROVAL_MODES, GEMINI_OPTIONS, type GeminiRunSpecOptions, type GeminiSessionOptions, type RunGeminiOptions } from './options.js';

@@ -122,6 +122,8 @@ export function qwenSessionInvocation(options: QwenSessionOptions): SessionInvoc
     types: QWEN_ACP_TYPES,
     stderrLine: qwenStderrLine,
     setup: { ...common.setup, images: true },
+    // Qwen Code reads a prompt's trace context from keys of its own.
+    traceMeta: (trace) => ({ 'qwen.telemetry.traceparent': trace.traceparent, ...(trace.tracestate === undefined ? {} : { 'qwen.telemetry.tracestate': trace.tracestate }) }),
   });
 }
 

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from '../definition.js';
-import { qwenTelemetry } from '../shared/telemetry.js';
+import { qwenTelemetry } from './telemetry.js';
 import { qwenRunInvocation, qwenSessionInvocation, type QwenSetup } from './args.js';
 import { qwenConversation } from './conversation.js';
 import { qwenDialect } from './dialect.js';
