@@ -74,6 +74,12 @@ export interface SessionStarted {
    */
   agentVersion?: string | undefined;
   /**
+   * The model the agent says it uses, in its own output (Claude Code, Gemini CLI and Qwen Code runs
+   * say it as they start); absent where it says none (pi, Codex, the sessions). A budget's `prices`
+   * are looked up by it.
+   */
+  model?: string | undefined;
+  /**
    * The agent process's pid, on the machine that runs it (a fleet worker's for a fleet run): for
    * finding it with the system's tools. Absent where no process of this host reads the agent (a
    * recording).
@@ -87,6 +93,7 @@ export const SessionStartedSchema = z.object({
   type: z.literal('session.started'),
   sessionId: z.string(),
   agentVersion: z.string().optional(),
+  model: z.string().optional(),
   pid: z.number().int().positive().optional(),
   processGroup: z.number().int().positive().optional(),
 });
@@ -100,6 +107,8 @@ export interface SessionResumed {
   sessionId: string;
   /** The agent CLI's version, as it reported it (see {@link SessionStarted.agentVersion}). */
   agentVersion?: string | undefined;
+  /** The model the agent says it uses (see {@link SessionStarted.model}). */
+  model?: string | undefined;
   /**
    * After `session.passivated`: how long the wake took, in ms, from the command that woke the
    * session to the new process's resumed session (the saved state put back, the agent started).
@@ -115,6 +124,7 @@ export const SessionResumedSchema = z.object({
   type: z.literal('session.resumed'),
   sessionId: z.string(),
   agentVersion: z.string().optional(),
+  model: z.string().optional(),
   resumeMs: z.number().nonnegative().optional(),
   pid: z.number().int().positive().optional(),
   processGroup: z.number().int().positive().optional(),
@@ -464,6 +474,12 @@ export interface BudgetExceeded {
   used: number;
   per: 'total' | 'turn';
   spent: BudgetSpent;
+  /**
+   * Set when `costUsd` could not be kept: the budget prices by model (`prices`), the run's model
+   * (`model`; `null` where neither the agent nor the run named it) has no price there, and the agent
+   * reports no cost. The run was stopped as it started.
+   */
+  unpriced?: { model: string | null } | undefined;
 }
 /** Validates a {@link BudgetExceeded}. */
 export const BudgetExceededSchema = z.object({
@@ -472,6 +488,7 @@ export const BudgetExceededSchema = z.object({
   used: z.number().nonnegative(),
   per: z.enum(['total', 'turn']),
   spent: BudgetSpentSchema,
+  unpriced: z.object({ model: z.string().nullable() }).optional(),
 });
 
 /** Why a run failed. */

@@ -16,7 +16,7 @@ export interface TokenPrice {
 export interface BudgetLimits {
   /** Tokens, as the agent reports them (`usage.totalTokens`), and between reports estimated from the text it streams. */
   readonly tokens?: number;
-  /** USD: from `price` (what streamed since the last report too), else the agent's own figure (`usage.cost`). Needs `price` in the operator. */
+  /** USD: from `price` or `prices` (what streamed since the last report too), else the agent's own figure (`usage.cost`). Needs a price in the operator. */
   readonly costUsd?: number;
   /** Wall time in ms, from the subscription (or, `per: 'turn'`, from each turn's start). */
   readonly wallMs?: number;
@@ -33,8 +33,20 @@ export interface BudgetOptions extends BudgetLimits {
    * a session has them afresh (`turns` is then refused).
    */
   readonly per?: 'total' | 'turn';
-  /** The model's price: `costUsd` counts the tokens at it (also those estimated while text streams), rather than the agent's own cost. */
+  /**
+   * The model's price: `costUsd` counts the tokens at it (also those estimated while text streams),
+   * rather than the agent's own cost. With `prices`, the price of a model the table does not list.
+   */
   readonly price?: TokenPrice;
+  /**
+   * Prices by model id. The run's model is the one the agent says it uses (`session.started`'s
+   * `model`), else the one the run asked for (its `model` option, for a `budget` given as an option
+   * of the run); it is priced by its id in the table, else by the longest id in the table it starts
+   * with (`claude-sonnet-4-5` prices `claude-sonnet-4-5-20250929`), else by `price`. A model with
+   * no price, in a run whose agent reports no cost, cannot be held to `costUsd`: the run is stopped
+   * as it starts (reason `budget`, `unpriced` saying the model).
+   */
+  readonly prices?: Readonly<Record<string, TokenPrice>>;
   /** For `wallMs` and the time spent. Default `asyncScheduler`. */
   readonly scheduler?: SchedulerLike;
 }
@@ -55,8 +67,8 @@ export const CHARACTERS_PER_TOKEN = 4;
  * Tokens count what the agent reports at the end of each turn (or run), plus, until then, the text
  * it streamed (answer, thinking, tool inputs and outputs) at {@link CHARACTERS_PER_TOKEN}
  * characters a token, so a long answer is stopped while it streams; `spent.estimatedTokens` says
- * how much of a figure was estimated. Cost is `price` times the tokens, or without a price the
- * cost the agent reports with its usage.
+ * how much of a figure was estimated. Cost is the model's price (`price`, or `prices` by model)
+ * times the tokens, or without one the cost the agent reports with its usage.
  *
  * A stream that is not a local process (a fleet run, a recording) has nothing to stop gracefully:
  * it is unsubscribed (which cancels it) and the budget's own terminal ends it.
@@ -71,33 +83,80 @@ export const CHARACTERS_PER_TOKEN = 4;
  * commands.pipe(claudeCodeSession(), budget({ toolCalls: 20, per: 'turn' }), budget({ tokens: 100_000 }));
  */
 export function budget(options: BudgetOptions): <T extends SessionMessage>(source: Observable<T>) => Observable<T> {
-  const checked = checkBudget(options, false);
+  const checked = checkBudget(options, null);
   return (source) => budgeted(source, checked);
+}
+
+/** What an agent's `budget` option knows of the agent that a bare {@link budget} does not. */
+export interface BudgetAgent {
+  /** The agent's name, for the errors. */
+  readonly name: string;
+  /** The agent reports what it spent (`usage.cost`): `costUsd` may go without a price. */
+  readonly reportsCost: boolean;
+  /** The model the run asked for, where it named one: priced from `prices` until the agent says its own. */
+  readonly model: string | undefined;
 }
 
 /**
  * The budget of an agent's `budget` option: like {@link budget}, except that `costUsd` may go
- * without a price when `reportsCost` (the agent reports what it spent).
+ * without a price when the agent reports what it spent, and that the model the run asked for is
+ * priced (and checked against `prices` now) until the agent says its own.
  */
-export function agentBudget(options: BudgetOptions, reportsCost: boolean): <T extends SessionMessage>(source: Observable<T>) => Observable<T> {
-  const checked = checkBudget(options, reportsCost);
+export function agentBudget(options: BudgetOptions, agent: BudgetAgent): <T extends SessionMessage>(source: Observable<T>) => Observable<T> {
+  const checked = checkBudget(options, agent);
   return (source) => budgeted(source, checked);
 }
 
 interface CheckedBudget {
   readonly limits: ReadonlyArray<readonly [BudgetLimit, number]>;
   readonly per: 'total' | 'turn';
-  readonly price: TokenPrice | undefined;
+  readonly pricing: Pricing;
+  /** The agent reports what it spent: a model without a price is counted at the agent's own cost. */
+  readonly reportsCost: boolean;
   readonly scheduler: SchedulerLike;
+}
+
+/** How a budget prices tokens: one price, prices by model, or none (the agent's own cost). */
+class Pricing {
+  readonly #price: TokenPrice | undefined;
+  readonly #prices: ReadonlyArray<readonly [string, TokenPrice]>;
+  /** The model the run asked for. */
+  readonly requested: string | undefined;
+
+  constructor(price: TokenPrice | undefined, prices: Readonly<Record<string, TokenPrice>> | undefined, requested: string | undefined) {
+    this.#price = price;
+    // Longest ids first: the first whose id starts the model's is the most specific.
+    this.#prices = Object.entries(prices ?? {}).sort(([a], [b]) => b.length - a.length);
+    this.requested = requested;
+  }
+
+  /** Whether the caller gave any price: costs are then the caller's, never the agent's. */
+  get priced(): boolean {
+    return this.#price !== undefined || this.#prices.length > 0;
+  }
+
+  /** The price of `model` (`undefined` when not known): by its id in the table, the longest id it starts with, else the one price. */
+  of(model: string | undefined): TokenPrice | undefined {
+    if (model !== undefined) {
+      const found = this.#prices.find(([id]) => model === id) ?? this.#prices.find(([id]) => model.startsWith(id));
+      if (found !== undefined) return found[1];
+    }
+    return this.#price;
+  }
+
+  /** The ids of the table, for the errors. */
+  get models(): string {
+    return this.#prices.map(([id]) => id).sort().join(', ');
+  }
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-function checkBudget(options: BudgetOptions, reportsCost: boolean): CheckedBudget {
+function checkBudget(options: BudgetOptions, agent: BudgetAgent | null): CheckedBudget {
   if (typeof options !== 'object' || (options as unknown) === null) throw new TypeError('agent-rx: budget takes an object of limits');
-  const known = new Set<string>([...BUDGET_LIMITS, 'per', 'price', 'scheduler']);
+  const known = new Set<string>([...BUDGET_LIMITS, 'per', 'price', 'prices', 'scheduler']);
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`agent-rx: budget has no option ${JSON.stringify(key)} (limits: ${BUDGET_LIMITS.join(', ')}; per, price, scheduler)`);
+    if (!known.has(key)) throw new TypeError(`agent-rx: budget has no option ${JSON.stringify(key)} (limits: ${BUDGET_LIMITS.join(', ')}; per, price, prices, scheduler)`);
   }
   const per: string = options.per ?? 'total';
   if (per !== 'total' && per !== 'turn') throw new TypeError(`agent-rx: budget.per must be 'total' or 'turn', got ${JSON.stringify(per)}`);
@@ -112,20 +171,37 @@ function checkBudget(options: BudgetOptions, reportsCost: boolean): CheckedBudge
   }
   if (limits.length === 0) throw new TypeError(`agent-rx: budget needs at least one limit (${BUDGET_LIMITS.join(', ')})`);
   if (per === 'turn' && options.turns !== undefined) throw new TypeError("agent-rx: budget.turns counts a session's turns: it cannot be a limit per turn");
-  const price = options.price;
-  if (price !== undefined) {
-    for (const key of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
-      const value = price[key];
-      const required = key === 'input' || key === 'output';
-      if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-        throw new TypeError(`agent-rx: budget.price.${key} must be a number of USD per million tokens >= 0, got ${String(value)}`);
-      }
+  const { price, prices } = options;
+  if (price !== undefined) checkPrice(price, 'budget.price');
+  if (prices !== undefined) {
+    if (typeof prices !== 'object' || (prices as unknown) === null || Array.isArray(prices)) throw new TypeError('agent-rx: budget.prices must be an object of prices by model id');
+    for (const [model, each] of Object.entries(prices)) checkPrice(each, `budget.prices[${JSON.stringify(model)}]`);
+  }
+  const pricing = new Pricing(price, prices, agent?.model);
+  if (options.costUsd !== undefined && agent?.reportsCost !== true) {
+    if (!pricing.priced) {
+      throw new TypeError(
+        agent === null
+          ? 'agent-rx: budget.costUsd needs a price (USD per million tokens) for agents that report no cost: give budget.price or budget.prices'
+          : `agent-rx: ${agent.name} reports no cost: budget.costUsd needs budget.price or budget.prices (USD per million tokens)`,
+      );
+    }
+    if (agent?.model !== undefined && pricing.of(agent.model) === undefined) {
+      throw new TypeError(`agent-rx: budget.prices has no price for the model ${JSON.stringify(agent.model)} (it has ${pricing.models}) and ${agent.name} reports no cost: add it, or give budget.price for the rest`);
     }
   }
-  if (options.costUsd !== undefined && price === undefined && !reportsCost) {
-    throw new TypeError('agent-rx: budget.costUsd needs a price (USD per million tokens) for agents that report no cost: give budget.price');
+  return { limits, per, pricing, reportsCost: agent?.reportsCost === true, scheduler: options.scheduler ?? asyncScheduler };
+}
+
+function checkPrice(price: TokenPrice, where: string): void {
+  if (typeof price !== 'object' || (price as unknown) === null) throw new TypeError(`agent-rx: ${where} must be { input, output, cacheRead?, cacheWrite? } in USD per million tokens`);
+  for (const key of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
+    const value = price[key];
+    const required = key === 'input' || key === 'output';
+    if ((required || value !== undefined) && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
+      throw new TypeError(`agent-rx: ${where}.${key} must be a number of USD per million tokens >= 0, got ${String(value)}`);
+    }
   }
-  return { limits, per, price, scheduler: options.scheduler ?? asyncScheduler };
 }
 
 /** What a budget counts, per subscription. */
@@ -209,8 +285,9 @@ function used(limit: BudgetLimit, spent: BudgetSpent): number | undefined {
 }
 
 function budgeted<T extends SessionMessage>(source: Observable<T>, budget: CheckedBudget): Observable<T> {
-  const { limits, per, price, scheduler } = budget;
+  const { limits, per, pricing, reportsCost, scheduler } = budget;
   const wallLimit = limits.find(([limit]) => limit === 'wallMs')?.[1];
+  const costLimit = limits.find(([limit]) => limit === 'costUsd')?.[1];
   return new Observable<T>((subscriber) => {
     const scope = new RunScope(currentRunScope());
     let ledger = new Ledger(scheduler.now());
@@ -225,9 +302,16 @@ function budgeted<T extends SessionMessage>(source: Observable<T>, budget: Check
     // The source's subscription: closed by `finish` even while it is being made (a source that ends at once).
     const inner = new Subscription();
     let over = false;
+    // The model priced: the one the agent says it uses once it said it, else the one the run asked for.
+    let model = pricing.requested;
+    let started = false;
 
-    const spentNow = (): BudgetSpent => ledger.spent(scheduler.now(), price, turns);
+    const spentNow = (): BudgetSpent => ledger.spent(scheduler.now(), pricing.of(model), turns);
     const exceeded = (figures: BudgetSpent = spentNow()): BudgetExceeded | null => {
+      if (costLimit !== undefined && started && pricing.priced && !reportsCost && pricing.of(model) === undefined) {
+        // Priced by model, and this one has none: the cost cannot be counted, so it cannot be capped.
+        return { limit: 'costUsd', max: costLimit, used: 0, per, spent: figures, unpriced: { model: model ?? null } };
+      }
       for (const [limit, max] of limits) {
         const value = used(limit, figures);
         if (value === undefined) continue;
@@ -295,6 +379,11 @@ function budgeted<T extends SessionMessage>(source: Observable<T>, budget: Check
 
     const see = (message: SessionMessage): void => {
       switch (message.type) {
+        case 'session.started':
+        case 'session.resumed':
+          started = true;
+          if (message.model !== undefined) model = message.model;
+          return;
         case 'turn.started':
           session = true;
           inTurn = true;

@@ -132,6 +132,7 @@ export class InvocationSpan {
       case 'session.started':
       case 'session.resumed':
         this.span.setAttribute('gen_ai.conversation.id', message.sessionId);
+        if (message.model !== undefined) this.span.setAttribute('gen_ai.response.model', message.model);
         return;
       case 'assistant':
         if (this.#record && this.#answer.length <= MAX_CONTENT_CHARACTERS) this.#answer += message.text;

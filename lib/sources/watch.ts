@@ -27,11 +27,10 @@ export function watched<O>(definition: AgentDefinition<string, never, never, unk
   let plain: Record<string, unknown> = rest;
   let operator: Watched<O>['budget'];
   if (budget !== undefined) {
-    const reportsCost = definition.spending?.reportsCost === true;
-    if (budget.costUsd !== undefined && budget.price === undefined && !reportsCost) {
-      throw new TypeError(`agent-rx: ${definition.displayName} reports no cost: budget.costUsd needs budget.price (USD per million tokens)`);
-    }
-    operator = agentBudget(budget, reportsCost);
+    // Every agent's runs and sessions name their model with `model`, where the caller chose one.
+    const asked = (rest as { model?: unknown }).model;
+    const model = typeof asked === 'string' ? asked : undefined;
+    operator = agentBudget(budget, { name: definition.displayName, reportsCost: definition.spending?.reportsCost === true, model });
     plain = { ...definition.spending?.caps?.(budget), ...plain };
   }
   if (telemetry !== undefined) {

@@ -38,15 +38,29 @@ const headers = (reactions: readonly ProtocolReaction[]): CliMessage[] =>
     .flatMap((reaction) => reaction.facts ?? [])
     .flatMap((fact: ProtocolFact) => (fact.type === 'content' && (fact.message.type === 'session.started' || fact.message.type === 'session.resumed') ? [fact.message] : []));
 
-describe('agentVersion in runs: from the CLI\'s first line where it says it', () => {
+describe('agentVersion and model in runs: from the CLI\'s first line where it says them', () => {
   it.each([
-    ['Claude Code (system/init claude_code_version)', () => AGENTS.claude.dialect(), 'claude/text.jsonl', 'session.started', '2.1.332'],
-    ['Claude Code 2.1.197', () => AGENTS.claude.dialect(), 'claude/2.1.197/structured-ok.jsonl', 'session.started', '2.1.197'],
-    ['Claude Code resuming', () => AGENTS.claude.dialect({ resuming: true }), 'claude/resume-2.jsonl', 'session.resumed', '2.1.332'],
-    ['Qwen Code (system/init qwen_code_version)', () => AGENTS.qwen.dialect(), 'qwen/text-partial.jsonl', 'session.started', '0.24.4'],
-  ])('%s', async (_name, dialect, path, type, version) => {
+    ['Claude Code (system/init claude_code_version, model)', () => AGENTS.claude.dialect(), 'claude/text.jsonl', 'session.started', '2.1.332', 'claude-opus-5-5'],
+    ['Claude Code 2.1.197', () => AGENTS.claude.dialect(), 'claude/2.1.197/structured-ok.jsonl', 'session.started', '2.1.197', 'claude-opus-4-8[1m]'],
+    ['Claude Code resuming', () => AGENTS.claude.dialect({ resuming: true }), 'claude/resume-2.jsonl', 'session.resumed', '2.1.332', 'claude-opus-5-5'],
+    ['Qwen Code (system/init qwen_code_version, model)', () => AGENTS.qwen.dialect(), 'qwen/text-partial.jsonl', 'session.started', '0.24.4', 'text'],
+  ])('%s', async (_name, dialect, path, type, version, model) => {
     const header = await headerOf(dialect(), path);
-    expect(header).toEqual({ type, sessionId: expect.any(String) as unknown, agentVersion: version });
+    expect(header).toEqual({ type, sessionId: expect.any(String) as unknown, agentVersion: version, model });
+  });
+
+  it('Gemini CLI: the model of its init line, no version', async () => {
+    const header = await headerOf(AGENTS.gemini.dialect(), 'gemini/text.jsonl');
+    expect(header).toEqual({ type: 'session.started', sessionId: expect.any(String) as unknown, model: 'gemini-2.5-pro' });
+  });
+
+  it.each([
+    ['pi (its model comes with each message, after the header)', () => AGENTS.pi.dialect(), 'pi/text.jsonl'],
+    ['Codex exec (thread.started says the thread only)', () => AGENTS.codex.dialect(), 'codex/text.jsonl'],
+  ])('%s: no model', async (_name, dialect, path) => {
+    const header = await headerOf(dialect(), path);
+    expect(header?.type).toBe('session.started');
+    expect(header).not.toHaveProperty('model');
   });
 
   it.each([

@@ -177,7 +177,7 @@ describe('an event of a type the dialect does not know', () => {
       const run = cold<ProcessItem>('-u-i-u-x|', items).pipe(agentOutputToMessages(AGENTS.gemini.dialect()));
       expectObservable(run).toBe('-w-s---(t|)', {
         w: { type: 'agent.warning', message: 'Gemini CLI sent an event of unknown type "hologram"; it was ignored' },
-        s: { type: 'session.started', sessionId: 'S1' },
+        s: { type: 'session.started', sessionId: 'S1', model: 'm' },
         t: expect.objectContaining({ type: 'terminal.failed' }) as unknown as CliMessage,
       });
     });

@@ -136,7 +136,7 @@ describe('agent-rx run --json', () => {
 
     // --session latest replays as a resumed session.
     const resumed = await cli(['run', '--json', '--agent', 'gemini', '--session', 'latest', '--replay', fixture('gemini/resume-latest.jsonl')]);
-    expect(JSON.parse(resumed.stdout.split('\n')[0] ?? '')).toEqual({ type: 'session.resumed', sessionId: '11111111-2222-4333-8444-555555555555' });
+    expect(JSON.parse(resumed.stdout.split('\n')[0] ?? '')).toEqual({ type: 'session.resumed', sessionId: '11111111-2222-4333-8444-555555555555', model: 'gemini-2.5-pro' });
   });
 
   it('a replay file that cannot be read is a usage error, found before anything runs', async () => {

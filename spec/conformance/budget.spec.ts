@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
-import { budget, claudeCodeSession, piSession, retryAgentRun, runClaudeCode, runPi, stopAllRuns, type CliMessage, type ConversationSnapshot, type SessionMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
+import { budget, claudeCodeSession, piSession, retryAgentRun, runClaudeCode, runGemini, runPi, stopAllRuns, type CliMessage, type ConversationSnapshot, type SessionMessage, type StopReport, type TerminalFailed } from '../../lib/index.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from './claude-env.js';
 import { ENDLESS_TEXT_PIECES, LOOP_TOOL_COMMAND, scenarioMarker, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
+import { createGeminiEnv, geminiCommand, GEMINI_MODEL, type GeminiEnv } from './gemini-env.js';
 import { createPiEnv, OPENAI_PROVIDER, piCommand, type PiEnv } from './pi-env.js';
 import { SessionDriver } from './session-driver.js';
 
@@ -16,16 +17,19 @@ import { SessionDriver } from './session-driver.js';
 
 const PI = piCommand();
 const CLAUDE = claudeExecutable();
+const GEMINI = geminiCommand();
 const TAG = createProcessTag('AGENT_RX_BUDGET');
 
 let server: FakeModelServer;
 let pi: PiEnv;
 let claude: ClaudeEnv;
+let gemini: GeminiEnv;
 
 beforeAll(async () => {
   server = await startFakeModelServer();
   pi = await createPiEnv({ baseUrl: server.baseUrl });
   claude = createClaudeEnv({ baseUrl: server.baseUrl });
+  gemini = createGeminiEnv({ baseUrl: server.baseUrl });
 });
 
 afterAll(async () => {
@@ -33,6 +37,7 @@ afterAll(async () => {
   await server.close();
   await pi.cleanup();
   await claude.cleanup();
+  await gemini.cleanup();
 });
 
 const piRun = (model: string, onStopped: (report: StopReport) => void): Observable<CliMessage> =>
@@ -191,5 +196,53 @@ describe('a budget as a run or session option', () => {
     expect(await driver.nextOf('turn.failed')).toMatchObject({ turn: 3, reason: 'budget' });
     driver.end();
     expect((await driver.done).at(-1)?.type).toBe('terminal.completed');
+  });
+});
+
+describe('a budget priced by model', () => {
+  // $0.01 an output token: $2 is about 200 tokens of streamed text, a fraction of the endless answer.
+  const prices = { endless: { input: 0, output: 10_000 }, 'some-other-model': { input: 1, output: 1 } };
+
+  it('prices the model a pi run asks for (pi says none): the longest id it starts with, and the run is stopped at the cost', async () => {
+    const { messages, report } = await runOf((onStopped) =>
+      runPi({ prompt: 'Scenario endless_text please', executable: PI.command, executableArgs: PI.args, provider: OPENAI_PROVIDER, model: 'endless_text', session: 'none', cwd: pi.cwd, env: { ...pi.env, ...TAG.env }, budget: { costUsd: 2, prices }, onStopped }),
+    );
+    expect(messages[0]).not.toHaveProperty('model');
+    const terminal = messages.at(-1) as TerminalFailed;
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'costUsd', max: 2 } });
+    expect(terminal.budget?.used).toBeGreaterThan(2);
+    // Every token estimated, at the table's output price.
+    expect(terminal.budget?.used).toBeCloseTo(((terminal.budget?.spent.estimatedTokens ?? 0) * 10_000) / 1e6, 6);
+    expect(isAlive(report.pid ?? 0)).toBe(false);
+  });
+
+  it("prices the model Claude Code says it uses (session.started's model), the caller's table before the CLI's own cost", async () => {
+    const { messages, report } = await runOf((onStopped) => claudeRun('endless_text', onStopped).pipe(budget({ costUsd: 2, prices })));
+    expect(messages[0]).toMatchObject({ type: 'session.started', model: 'endless_text' });
+    const terminal = messages.at(-1) as TerminalFailed;
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'costUsd', max: 2 } });
+    expect(report).toMatchObject({ requested: true, cause: 'budget', confirmed: true });
+    expect(isAlive(report.pid ?? 0)).toBe(false);
+  });
+
+  it('stops a Gemini CLI run whose model the table does not price as it starts, saying the model (Gemini CLI reports no cost)', async () => {
+    const { messages, report } = await runOf((onStopped) =>
+      runGemini({
+        prompt: 'Scenario text please',
+        executable: GEMINI.command,
+        executableArgs: GEMINI.args,
+        cwd: gemini.cwd,
+        env: { ...gemini.env, ...TAG.env, GOOGLE_GEMINI_BASE_URL: gemini.baseUrlFor('endless_text') },
+        budget: { costUsd: 2, prices },
+        onStopped,
+      }),
+    );
+    expect(messages[0]).toMatchObject({ type: 'session.started', model: GEMINI_MODEL });
+    const terminal = messages.at(-1) as TerminalFailed;
+    expect(terminal).toMatchObject({ type: 'terminal.failed', reason: 'budget', budget: { limit: 'costUsd', unpriced: { model: GEMINI_MODEL } } });
+    expect(terminal.message).toContain(`budget.prices has no price for the model "${GEMINI_MODEL}"`);
+    expect(answerOf(messages)).toBe('');
+    expect(report).toMatchObject({ requested: true, cause: 'budget' });
+    expect(isAlive(report.pid ?? 0)).toBe(false);
   });
 });

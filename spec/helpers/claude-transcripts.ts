@@ -8,6 +8,7 @@ interface Line {
   subtype?: string;
   session_id?: string;
   claude_code_version?: string;
+  model?: string;
   error?: string;
   is_api_error_message?: boolean;
   message?: { id?: string; content?: unknown };
@@ -21,6 +22,8 @@ export interface ClaudeFacts {
   readonly sessionId: string | undefined;
   /** The CLI's version as its `system/init` line gives it. */
   readonly agentVersion: string | undefined;
+  /** The model as its `system/init` line gives it. */
+  readonly model: string | undefined;
   /** How the recorded process ended: an exit code, or a signal name. */
   readonly ending: string;
 }
@@ -32,12 +35,14 @@ export function claudeFacts(name: string): ClaudeFacts {
   const toolUses: string[] = [];
   let sessionId: string | undefined;
   let agentVersion: string | undefined;
+  let model: string | undefined;
   for (const raw of readFileSync(fixture(`claude/${name}.jsonl`), 'utf8').split('\n')) {
     if (raw === '') continue;
     const line = JSON.parse(raw) as Line;
     if (line.type === 'system' && line.subtype === 'init') {
       sessionId ??= line.session_id;
       agentVersion ??= line.claude_code_version;
+      model ??= line.model;
     }
     if (line.type !== 'assistant' || line.is_api_error_message === true || line.error !== undefined) continue;
     for (const block of (line.message?.content ?? []) as { type: string; text?: string; thinking?: string; id?: string }[]) {
@@ -47,7 +52,7 @@ export function claudeFacts(name: string): ClaudeFacts {
     }
   }
   const meta = JSON.parse(readFileSync(fixture(`claude/${name}.meta.json`), 'utf8')) as { exit_code?: number | null; signal?: string | null };
-  return { answer, thinking, toolUses, sessionId, agentVersion, ending: meta.signal ?? String(meta.exit_code ?? 0) };
+  return { answer, thinking, toolUses, sessionId, agentVersion, model, ending: meta.signal ?? String(meta.exit_code ?? 0) };
 }
 
 /** Runs a recorded Claude Code transcript through runClaudeCode, ending as the recording did. */

@@ -6,6 +6,7 @@ import { fixture } from './processes.js';
 interface Line {
   type: string;
   session_id?: string;
+  model?: string;
   role?: string;
   content?: string;
   tool_name?: string;
@@ -38,6 +39,8 @@ export interface GeminiFacts {
   /** The messages of `error` lines of another severity. */
   readonly errors: readonly string[];
   readonly sessionId: string | undefined;
+  /** The model its `init` line names. */
+  readonly model: string | undefined;
   /** The `result` line's status, or null when the run printed none. */
   readonly result: 'success' | 'error' | null;
   /** The `error` of an error `result`. */
@@ -62,6 +65,7 @@ export function geminiFacts(name: string): GeminiFacts {
   const errors: string[] = [];
   let prompt: string | undefined;
   let sessionId: string | undefined;
+  let model: string | undefined;
   let result: GeminiFacts['result'] = null;
   let resultError: GeminiFacts['resultError'];
   let stats: GeminiFacts['stats'];
@@ -71,6 +75,7 @@ export function geminiFacts(name: string): GeminiFacts {
     switch (line.type) {
       case 'init':
         sessionId ??= line.session_id;
+        model ??= line.model;
         break;
       case 'message':
         if (line.role === 'user') prompt ??= line.content;
@@ -112,6 +117,7 @@ export function geminiFacts(name: string): GeminiFacts {
     warnings,
     errors,
     sessionId,
+    model,
     result,
     resultError,
     stats,

@@ -90,6 +90,70 @@ describe('budget: a run', () => {
     });
   });
 
+  describe('prices by model', () => {
+    // Two reported tokens in, one out; the prices make them cost 1, 2 or 3 cents.
+    const usage = { inputTokens: 2, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 3 };
+    const run = (model: string | undefined): SessionMessage[] => [
+      { type: 'session.started', sessionId: 'S', ...(model === undefined ? {} : { model }) },
+      { type: 'turn.started', turn: 1, prompt: 'a' },
+      { type: 'turn.completed', turn: 1, stopReason: 'end_turn', usage },
+      { type: 'turn.started', turn: 2, prompt: 'b' },
+    ];
+    const prices = {
+      'claude-sonnet': { input: 5000, output: 0 },
+      'claude-sonnet-4-5': { input: 2500, output: 10_000 },
+      'gpt-5': { input: 0, output: 30_000 },
+    };
+    const costOf = (messages: readonly SessionMessage[], options: Parameters<typeof budget>[0]): number | undefined => {
+      const seen: SessionMessage[] = [];
+      // A $0.0001 budget over a session whose first turn costs more: the second turn is ended, and the terminal's figures say what the first cost.
+      of(...messages)
+        .pipe(budget(options))
+        .subscribe((message) => seen.push(message));
+      const failed = seen.find((message): message is TerminalFailed => message.type === 'terminal.failed');
+      return failed?.budget?.spent.costUsd;
+    };
+
+    it('prices the model the agent says it uses by its id, else by the longest id it starts with, else by `price`', () => {
+      expect(costOf(run('gpt-5'), { costUsd: 0.0001, prices })).toBeCloseTo(0.03, 10);
+      // `claude-sonnet-4-5-20250929` starts with both `claude-sonnet` and `claude-sonnet-4-5`: the longer one prices it.
+      expect(costOf(run('claude-sonnet-4-5-20250929'), { costUsd: 0.0001, prices })).toBeCloseTo(0.015, 10);
+      expect(costOf(run('claude-sonnet-3'), { costUsd: 0.0001, prices })).toBeCloseTo(0.01, 10);
+      expect(costOf(run('qwen3-coder'), { costUsd: 0.0001, prices, price: { input: 10_000, output: 10_000 } })).toBeCloseTo(0.03, 10);
+    });
+
+    it('stops a run whose model has no price as it starts, saying which model, when the agent reports no cost', () => {
+      const testScheduler = scheduler();
+      testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+        const source = cold<CliMessage>('-s-a-(c|)', { ...m, s: { type: 'session.started', sessionId: 'S', model: 'llama-4' } });
+        const spent = { tokens: 0, wallMs: 1, toolCalls: 0, turns: 0, estimatedTokens: 0 };
+        expectObservable(source.pipe(budget({ costUsd: 1, tokens: 100, prices, scheduler: testScheduler }))).toBe('-(s f|)', {
+          s: { type: 'session.started', sessionId: 'S', model: 'llama-4' },
+          f: ended({ limit: 'costUsd', max: 1, used: 0, per: 'total', spent, unpriced: { model: 'llama-4' } }),
+        });
+        expectSubscriptions(source.subscriptions).toBe('^!');
+      });
+      const seen: SessionMessage[] = [];
+      of(...run(undefined))
+        .pipe(budget({ costUsd: 1, prices }))
+        .subscribe((message) => seen.push(message));
+      const failed = seen.at(-1) as TerminalFailed;
+      expect(failed.budget?.unpriced).toEqual({ model: null });
+      expect(failed.message).toMatch(/budget.prices has no price for the model \(neither the agent nor the run named it\)/);
+      expect(TerminalFailedSchema.safeParse(failed).success).toBe(true);
+    });
+
+    it('needs no price for a model when no cost limit is set, and refuses a table that is not one at call time', () => {
+      const seen: SessionMessage[] = [];
+      of(...run('llama-4'))
+        .pipe(budget({ tokens: 100, prices }))
+        .subscribe((message) => seen.push(message));
+      expect(seen.map((message) => message.type)).toEqual(['session.started', 'turn.started', 'turn.completed', 'turn.started']);
+      expect(() => budget({ costUsd: 1, prices: { 'gpt-5': { input: 1 } as never } })).toThrow(/budget.prices\["gpt-5"\].output must be a number/);
+      expect(() => budget({ costUsd: 1, prices: [] as never })).toThrow(/budget.prices must be an object of prices by model id/);
+    });
+  });
+
   it('keeps nothing between two subscriptions: each counts its own tool calls', () => {
     const testScheduler = scheduler();
     testScheduler.run(({ cold, expectObservable }) => {

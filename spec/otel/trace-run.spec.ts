@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 
 const usage = { inputTokens: 100, outputTokens: 20, cacheReadTokens: 5, cacheWriteTokens: 0, totalTokens: 125 };
 const run: CliMessage[] = [
-  { type: 'session.started', sessionId: 'S-1' },
+  { type: 'session.started', sessionId: 'S-1', model: 'claude-sonnet-4-5-20250929' },
   { type: 'assistant', text: 'Let me look. ' },
   { type: 'tool.call', toolCallId: 'T1', name: 'Bash', input: { command: 'cat secret.txt' }, kind: 'execute' },
   { type: 'tool.completed', toolCallId: 'T1', name: 'Bash', output: 'hunter2' },
@@ -33,6 +33,8 @@ describe('traceRun', () => {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': 'claude',
       'gen_ai.request.model': 'sonnet',
+      // The model the agent said it used, where it says one.
+      'gen_ai.response.model': 'claude-sonnet-4-5-20250929',
       'gen_ai.provider.name': 'anthropic',
       'gen_ai.conversation.id': 'S-1',
       'gen_ai.usage.input_tokens': 100,

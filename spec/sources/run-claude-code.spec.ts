@@ -39,7 +39,7 @@ describe('runClaudeCode on every recorded transcript', () => {
     expect(only(messages, 'tool.call').map((message) => (message as { toolCallId: string }).toolCallId)).toEqual(facts.toolUses);
     expect(messages.filter(isTerminal)).toHaveLength(1);
     expect(isTerminal(messages.at(-1) as CliMessage)).toBe(true);
-    expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.sessionId, agentVersion: facts.agentVersion });
+    expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.sessionId, agentVersion: facts.agentVersion, model: facts.model });
   });
 });
 
@@ -105,7 +105,7 @@ describe('runClaudeCode: exact streams', () => {
 
   it('session.resumed when resuming', async () => {
     const messages = await replayClaude('resume-2', { session: { resume: '7d9576bb-fac4-4082-b5fa-c411961d43fc' } });
-    expect(messages[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '7d9576bb-fac4-4082-b5fa-c411961d43fc', agentVersion: '2.1.332' });
+    expect(messages[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: '7d9576bb-fac4-4082-b5fa-c411961d43fc', agentVersion: '2.1.332', model: 'claude-opus-5-5' });
   });
 
   it('a missing claude is terminal.failed with reason spawn and says how to install it', async () => {

@@ -135,7 +135,7 @@ describe('runGemini on every transcript', () => {
       expect(headers).toEqual([]);
       expect(terminal).not.toHaveProperty('sessionId');
     } else {
-      expect(withoutRetries(messages)[0]).toEqual({ type: SESSIONS[name] === 'latest' ? 'session.resumed' : 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.sessionId });
+      expect(withoutRetries(messages)[0]).toEqual({ type: SESSIONS[name] === 'latest' ? 'session.resumed' : 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: facts.sessionId, model: facts.model });
       expect(headers).toHaveLength(1);
       expect(terminal).toMatchObject({ sessionId: facts.sessionId });
     }
@@ -146,7 +146,7 @@ describe('runGemini: exact streams', () => {
   it('text: each delta as it came, then success with the usage and the session id', async () => {
     const sessionId = '5c0a1307-d590-435d-97f7-cc3c2b001477';
     expect(await replayGemini('text')).toEqual([
-      { type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId },
+      { type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: 'gemini-2.5-pro' },
       ...['Hello fr', 'om the f', 'ake Gemi', 'ni model', '. This i', 's plain ', 'text.'].map((text) => ({ type: 'assistant', text })),
       {
         type: 'terminal.completed',
@@ -291,12 +291,12 @@ describe('runGemini: exact streams', () => {
   it('resume-latest: session.resumed with the session id when replayed with session latest; session.started otherwise', async () => {
     const sessionId = '11111111-2222-4333-8444-555555555555';
     const resumed = await replayGemini('resume-latest', { session: 'latest' });
-    expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
+    expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: 'gemini-2.5-pro' });
     expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId });
-    expect((await replayGemini('resume-latest', { session: { resume: '3' } }))[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
-    expect((await replayGemini('resume-latest'))[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
+    expect((await replayGemini('resume-latest', { session: { resume: '3' } }))[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: 'gemini-2.5-pro' });
+    expect((await replayGemini('resume-latest'))[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: 'gemini-2.5-pro' });
     // A new session with a chosen id is no resumption.
-    expect((await replayGemini('session-id-flag', { session: { id: sessionId } }))[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
+    expect((await replayGemini('session-id-flag', { session: { id: sessionId } }))[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: 'gemini-2.5-pro' });
   });
 
   it('synthetic-error-warning: an error event of severity warning is an agent.warning, and the run still completes', async () => {

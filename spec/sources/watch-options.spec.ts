@@ -61,9 +61,22 @@ describe('the budget option', () => {
   it('takes costUsd without a price only where the agent reports its cost', () => {
     expect(() => runAgent(any(AGENTS.claude), { prompt: 'hi', budget: { costUsd: 1 } })).not.toThrow();
     for (const agent of [AGENTS.pi, AGENTS.codex, AGENTS.gemini, AGENTS.qwen]) {
-      expect(() => runAgent(any(agent), { prompt: 'hi', budget: { costUsd: 1 } })).toThrow(new RegExp(`${agent.displayName} reports no cost: budget.costUsd needs budget.price`));
+      expect(() => runAgent(any(agent), { prompt: 'hi', budget: { costUsd: 1 } })).toThrow(new RegExp(`${agent.displayName} reports no cost: budget.costUsd needs budget.price or budget.prices`));
       expect(() => runAgent(any(agent), { prompt: 'hi', budget: { costUsd: 1, price: { input: 1, output: 4 } } })).not.toThrow();
     }
+  });
+
+  it('checks the model the run asks for against the prices by model, at call time, where the agent reports no cost', () => {
+    const prices = { 'gpt-5': { input: 1.25, output: 10 } };
+    expect(() => runAgent(any(AGENTS.codex), { prompt: 'hi', model: 'gpt-5-codex', budget: { costUsd: 1, prices } })).not.toThrow();
+    expect(() => runAgent(any(AGENTS.codex), { prompt: 'hi', model: 'o4-mini', budget: { costUsd: 1, prices } })).toThrow(
+      /budget.prices has no price for the model "o4-mini" \(it has gpt-5\) and Codex reports no cost/,
+    );
+    expect(() => agentSession(any(AGENTS.pi), { model: 'o4-mini', budget: { costUsd: 1, prices } })).toThrow(/no price for the model "o4-mini"/);
+    // A price for the rest, or an agent that reports its cost: nothing to refuse.
+    expect(() => runAgent(any(AGENTS.codex), { prompt: 'hi', model: 'o4-mini', budget: { costUsd: 1, prices, price: { input: 1, output: 4 } } })).not.toThrow();
+    expect(() => runAgent(any(AGENTS.claude), { prompt: 'hi', model: 'o4-mini', budget: { costUsd: 1, prices } })).not.toThrow();
+    expect(() => runAgent(any(AGENTS.gemini), { prompt: 'hi', budget: { costUsd: 1, prices: { 'gemini-2.5-pro': { input: 1 } } } })).toThrow(/budget.prices/);
   });
 
   it('checks the limits at call time, for runs and sessions, and is not pooled', () => {

@@ -204,7 +204,7 @@ function connect(state: AcpClientState, channel: ProtocolChannel, options: AcpPr
         state.sessionId = sessionId;
         const asks = state.pending.splice(0).map((ask) => perform(state, ask));
         channel.react({
-          facts: [{ type: 'content', message: sessionHeader(options.resume !== undefined, sessionId, state.agentVersion) }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
+          facts: [{ type: 'content', message: sessionHeader(options.resume !== undefined, sessionId, { agentVersion: state.agentVersion }) }, { type: 'opened' }, ...asks.flatMap((reaction) => reaction.facts ?? [])],
           outputs: asks.flatMap((reaction) => reaction.outputs ?? []),
         });
       },

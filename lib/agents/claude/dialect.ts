@@ -267,7 +267,7 @@ function toolReferencesAsText<B extends { readonly type: string }>(block: B): B 
 function onSystem(state: ClaudeState, event: AgentEvent): readonly CliMessage[] {
   const line = known(event, 'system');
   if (line === null) return [];
-  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, line.claude_code_version);
+  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, { agentVersion: line.claude_code_version, model: line.model });
   if (line.subtype === 'api_retry') {
     const status = numberOf(field(line, 'error_status'));
     const error = stringOf(field(line, 'error')) ?? 'error';

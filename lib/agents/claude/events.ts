@@ -18,6 +18,8 @@ export const claudeEventSchemas = {
     session_id: z.string().optional(),
     /** The CLI's version, in `system/init`. */
     claude_code_version: z.string().optional(),
+    /** The model, in `system/init`. */
+    model: z.string().optional(),
   }),
   stream_event: z.looseObject({
     type: z.literal('stream_event'),

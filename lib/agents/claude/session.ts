@@ -262,7 +262,7 @@ function onOpening(state: ClaudeSessionState, request: string, response: unknown
     if (ok) state.version = stringOf(field(field(response, 'response'), 'version'));
     return NO_REACTION;
   }
-  const announced: ProtocolFact[] = ok && state.sessionId !== undefined ? [{ type: 'content', message: sessionHeader(state.resumed, state.sessionId, state.version) }] : [];
+  const announced: ProtocolFact[] = ok && state.sessionId !== undefined ? [{ type: 'content', message: sessionHeader(state.resumed, state.sessionId, { agentVersion: state.version }) }] : [];
   return { facts: [...announced, { type: 'opened' }] };
 }
 

@@ -113,7 +113,7 @@ function mapGeminiEvent(state: GeminiState, event: AgentEvent): readonly CliMess
   switch (event.type) {
     case 'init': {
       const init = known(event, 'init');
-      return init === null ? [] : state.session.announce(init.session_id);
+      return init === null ? [] : state.session.announce(init.session_id, { model: init.model });
     }
     case 'tool_use': {
       const call = known(event, 'tool_use');

@@ -210,7 +210,7 @@ function mapQwenEvent(state: QwenState, event: AgentEvent): readonly CliMessage[
 function onSystem(state: QwenState, event: AgentEvent): readonly CliMessage[] {
   const line = known(event, 'system');
   if (line === null) return [];
-  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, line.qwen_code_version);
+  if (line.subtype === 'init' && line.session_id !== undefined) return state.session.announce(line.session_id, { agentVersion: line.qwen_code_version, model: line.model });
   if (line.subtype === 'retry') {
     // A model stream that failed after Qwen Code's own retries of the request is tried again.
     const data = line.data;

@@ -28,6 +28,8 @@ export const qwenEventSchemas = {
     data: z.unknown().optional(),
     /** The CLI's version, in `system/init`. */
     qwen_code_version: z.string().optional(),
+    /** The model, in `system/init`. */
+    model: z.string().optional(),
   }),
   stream_event: z.looseObject({
     type: z.literal('stream_event'),

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { BudgetOptions } from '../../operators/budget.js';
 
-/** A budget given as an option of a run or a session: `budget()`'s limits, `per` and `price` (its scheduler is the default one). */
+/** A budget given as an option of a run or a session: `budget()`'s limits, `per`, `price` and `prices` (its scheduler is the default one). */
 export type AgentBudget = Omit<BudgetOptions, 'scheduler'>;
 
 /**
@@ -19,8 +19,9 @@ export interface WatchOptions {
   /**
    * Limits on what the run (or the session, or each of its turns) may spend: the `budget()`
    * operator applied to it, with the agent's own caps as a second line where it has them (Claude
-   * Code's `--max-budget-usd`). `costUsd` needs a `price` unless the agent reports its cost
-   * (Claude Code): refused at call time otherwise.
+   * Code's `--max-budget-usd`). `costUsd` needs a `price` (or `prices` by model) unless the agent
+   * reports its cost (Claude Code): refused at call time otherwise, as is a `model` option that
+   * `prices` does not price.
    */
   readonly budget?: AgentBudget | undefined;
   /**
@@ -40,8 +41,17 @@ const PRICE = z.strictObject({ input: z.number(), output: z.number(), cacheRead:
 export const WATCH_OPTIONS = {
   budget: z
     .strictObject(
-      { tokens: limit, costUsd: limit, wallMs: limit, toolCalls: limit, turns: limit, per: z.enum(['total', 'turn']).optional(), price: PRICE.optional() },
-      { error: 'must be an object of limits (tokens, costUsd, wallMs, toolCalls, turns), with per and price' },
+      {
+        tokens: limit,
+        costUsd: limit,
+        wallMs: limit,
+        toolCalls: limit,
+        turns: limit,
+        per: z.enum(['total', 'turn']).optional(),
+        price: PRICE.optional(),
+        prices: z.record(z.string(), PRICE).optional(),
+      },
+      { error: 'must be an object of limits (tokens, costUsd, wallMs, toolCalls, turns), with per, price and prices' },
     )
     .optional(),
   telemetry: z

@@ -16,7 +16,7 @@ const stats = { total_tokens: 20, input_tokens: 10, output_tokens: 5, cached: 0,
 const success = line({ type: 'result', timestamp: 't', status: 'success', stats });
 const failedResult = (message: string, type = 'unknown') => line({ type: 'result', timestamp: 't', status: 'error', error: { type, message }, stats: { ...stats, total_tokens: 0 } });
 
-const started: CliMessage = { type: 'session.started', sessionId: 'S1' };
+const started: CliMessage = { type: 'session.started', sessionId: 'S1', model: 'gemini-2.5-pro' };
 const USAGE = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, totalTokens: 20 };
 const completedTerminal: CliMessage = { type: 'terminal.completed', stopReason: 'end_turn', usage: USAGE, sessionId: 'S1' };
 const failed = (fields: Parameters<typeof terminalFailed>[0]) => terminalFailed({ sessionId: 'S1', ...fields });
@@ -108,7 +108,7 @@ describe('Gemini CLI dialect (geminiOutputToMessages)', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const source = cold<ProcessItem>('-i-j-d-x|', { i: init, j: line({ type: 'init', session_id: 'S2' }), d: success, x: exit() });
       expectObservable(source.pipe(geminiOutputToMessages({ resuming: true }))).toBe('-s-----(h|)', {
-        s: { type: 'session.resumed', sessionId: 'S1' },
+        s: { type: 'session.resumed', sessionId: 'S1', model: 'gemini-2.5-pro' },
         h: completedTerminal,
       });
     });

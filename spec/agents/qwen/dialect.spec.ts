@@ -119,7 +119,7 @@ describe('Qwen Code dialect (qwenOutputToMessages)', () => {
 
   it('a resumed session is session.resumed', async () => {
     const messages = await replay('resume-2', 0, true);
-    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '4a43bf4d-8afd-4a56-9797-e3c3b287290c', agentVersion: '0.24.4' });
+    expect(messages[0]).toEqual({ type: 'session.resumed', sessionId: '4a43bf4d-8afd-4a56-9797-e3c3b287290c', agentVersion: '0.24.4', model: 'recall' });
     expect(answer(messages)).toBe('User texts in context: 2 ("first turn" | "second turn").');
   });
 
@@ -128,7 +128,7 @@ describe('Qwen Code dialect (qwenOutputToMessages)', () => {
       const lines = recording('text-partial');
       const source = cold<ProcessItem>('-a-x|', { a: lines[0] as ProcessItem, x: exit() });
       const run = source.pipe(qwenOutputToMessages());
-      const started = { type: 'session.started', sessionId: '71288b68-0d0d-4f13-8aa0-81e9273725a3', agentVersion: '0.24.4' };
+      const started = { type: 'session.started', sessionId: '71288b68-0d0d-4f13-8aa0-81e9273725a3', agentVersion: '0.24.4', model: 'text' };
       const failed = expect.objectContaining({ type: 'terminal.failed', reason: 'missing-terminal' }) as unknown as CliMessage;
       expectObservable(run).toBe('-s-(f|)', { s: started, f: failed });
       expectObservable(run).toBe('-s-(f|)', { s: started, f: failed });

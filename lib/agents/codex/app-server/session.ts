@@ -263,7 +263,7 @@ function onResponse(state: AppServerSessionState, event: AgentEvent, resuming: b
       return { ...fatal, facts: [...(fatal.facts ?? []), { type: 'opened' }] };
     }
     state.threadId = threadId;
-    const facts: ProtocolFact[] = [{ type: 'content', message: sessionHeader(resuming, threadId, state.version) }, { type: 'opened' }];
+    const facts: ProtocolFact[] = [{ type: 'content', message: sessionHeader(resuming, threadId, { agentVersion: state.version }) }, { type: 'opened' }];
     const reactions = state.pending.splice(0).map((ask) => perform(state, ask));
     return { facts: [...facts, ...reactions.flatMap((reaction) => reaction.facts ?? [])], outputs: reactions.flatMap((reaction) => reaction.outputs ?? []) };
   }
