@@ -84,3 +84,4 @@ export { stopAllRuns, activeRunCount } from './process/run-registry.js';
 export { RUN_MARKER_ENV } from './process/run-marker.js';
 export type { ProcessItem, ProcessLine, ProcessLineBytes, ProcessOverlongLine, ProcessStderrLine, ProcessExit, SpawnProblem, StartFailure, StopCause } from './process/items.js';
 export type { ProcessOptions, InterruptOptions, StopReport, StdinSource } from './process/options.js';
+export type { TraceContext } from './process/trace-context.js';

@@ -15,7 +15,8 @@ import { RunReader, type Follower } from './run-reader.js';
 import type { RunEntry } from './stream-entries.js';
 
 export type { RunEntry };
-import { TraceContextSchema, type RunSpec } from './run-spec.js';
+import type { RunSpec } from './run-spec.js';
+import { traceContextOf } from '../process/trace-context.js';
 import { currentRunScope } from '../process/run-scope.js';
 import { prepareSpec, type DispatchSpec } from './dispatch-spec.js';
 import { checkRunOutputWith } from '../operators/turn-output.js';
@@ -471,9 +472,6 @@ class Dispatcher implements RunDispatcher {
  */
 function withTraceContext(spec: RunSpec): RunSpec {
   if (spec.traceContext !== undefined) return spec;
-  const env = currentRunScope()?.env;
-  const traceparent = env?.['TRACEPARENT'];
-  if (traceparent === undefined || !TraceContextSchema.shape.traceparent.safeParse(traceparent).success) return spec;
-  const tracestate = env?.['TRACESTATE'];
-  return { ...spec, traceContext: { traceparent, ...(tracestate === undefined ? {} : { tracestate }) } };
+  const traceContext = traceContextOf(currentRunScope()?.env, 'env');
+  return traceContext === undefined ? spec : { ...spec, traceContext };
 }

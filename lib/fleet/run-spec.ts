@@ -1,4 +1,7 @@
 import * as z from 'zod';
+import { MAX_TRACESTATE_LENGTH, TRACEPARENT_PATTERN, type TraceContext } from '../process/trace-context.js';
+
+export type { TraceContext } from '../process/trace-context.js';
 import type { Holds, Same } from '../same-type.js';
 import type { AgentDefinition } from '../agents/definition.js';
 import { describeIssue, RUN_PERMISSION_OPTIONS } from '../agents/shared/option-schemas.js';
@@ -51,16 +54,10 @@ export interface AgentRunSpec<N extends AgentName> {
   traceContext?: TraceContext;
 }
 
-/** A W3C Trace Context: `traceparent` (`00-<trace id>-<span id>-<flags>`) and `tracestate`. */
-export interface TraceContext {
-  traceparent: string;
-  tracestate?: string;
-}
-
 /** Validates a {@link TraceContext}. */
 export const TraceContextSchema = z.strictObject({
-  traceparent: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/, { error: 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)' }),
-  tracestate: z.string().max(512).optional(),
+  traceparent: z.string().regex(TRACEPARENT_PATTERN, { error: 'must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)' }),
+  tracestate: z.string().max(MAX_TRACESTATE_LENGTH).optional(),
 });
 
 /**

@@ -6,6 +6,7 @@ import type { StopReport } from '../process/options.js';
 import { runAgent } from '../sources/run-agent.js';
 import type { McpServers } from '../tools/mcp-servers.js';
 import type { RunSpec } from './run-spec.js';
+import { traceEnv } from '../process/trace-context.js';
 
 /** The variable every process of a worker's runs carries: the worker's name (its sweep finds them). */
 export const WORKER_ENV = 'AGENT_RX_WORKER';
@@ -54,7 +55,7 @@ export function agentRunOptions(
   const trace = given.carryTraceContext === true ? spec.traceContext : undefined;
   const env = {
     ...own.env,
-    ...(trace === undefined ? {} : { TRACEPARENT: trace.traceparent, ...(trace.tracestate === undefined ? {} : { TRACESTATE: trace.tracestate }) }),
+    ...traceEnv(trace),
     [WORKER_ENV]: workerName,
   };
   const permission = {

@@ -1,3 +1,4 @@
+import { TRACEPARENT_PATTERN } from '../process/trace-context.js';
 import type { TraceOptions } from './spans.js';
 
 const KNOWN = new Set(['tracer', 'agent', 'model', 'provider', 'attributes', 'recordContent', 'prompt', 'context', 'propagate']);
@@ -14,6 +15,10 @@ export function checkTraceOptions(what: string, options: TraceOptions): void {
   for (const key of ['agent', 'model', 'provider', 'prompt'] as const) {
     const value = options[key];
     if (value !== undefined && (typeof value !== 'string' || value === '')) throw new TypeError(`agent-rx: ${what}'s ${key} must be a non-empty string, got ${JSON.stringify(value)}`);
+  }
+  const given = options.context as { traceparent?: unknown } | undefined;
+  if (given !== undefined && 'traceparent' in given && (typeof given.traceparent !== 'string' || !TRACEPARENT_PATTERN.test(given.traceparent))) {
+    throw new TypeError(`agent-rx: ${what}'s context.traceparent must be a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>), got ${JSON.stringify(given.traceparent)}`);
   }
   for (const key of ['recordContent', 'propagate'] as const) {
     const value = options[key];

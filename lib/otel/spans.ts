@@ -1,6 +1,7 @@
 import type { Attributes, Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
-import { SpanKind, SpanStatusCode, trace } from './api.js';
+import { context, createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from './api.js';
 import type { SessionMessage, TerminalFailed, TurnFailed, Usage } from '../messages.js';
+import type { TraceContext } from '../process/trace-context.js';
 
 /** Options of `traceRun` and `traceSession`. */
 export interface TraceOptions {
@@ -23,8 +24,12 @@ export interface TraceOptions {
   readonly recordContent?: boolean;
   /** For a run: its prompt, recorded with `recordContent` (a run's messages do not carry it). */
   readonly prompt?: string;
-  /** The parent of the span: default, the context active when the stream is subscribed. */
-  readonly context?: Context;
+  /**
+   * The parent of the span: an OpenTelemetry context, or a W3C trace context from elsewhere (an
+   * editor's over ACP: `AcpSessionRequest.traceContext`). Default: the context active when the
+   * stream is subscribed.
+   */
+  readonly context?: Context | TraceContext;
   /**
    * Give the agent process the span's trace context, `TRACEPARENT` and `TRACESTATE` in its
    * environment, so that a CLI that exports its own spans (Claude Code, Codex) joins the trace.
@@ -40,6 +45,29 @@ export const TRACER_NAME = 'agent-rx';
 
 export function tracerOf(options: TraceOptions): Tracer {
   return options.tracer ?? trace.getTracer(TRACER_NAME);
+}
+
+/** The parent context of a span: the `context` option (a W3C trace context made a remote parent), else the active one. */
+export function parentOf(given: TraceOptions['context']): Context {
+  if (given === undefined) return context.active();
+  return isTraceContext(given) ? remoteContext(given) : given;
+}
+
+function isTraceContext(given: Context | TraceContext): given is TraceContext {
+  return typeof (given as { traceparent?: unknown }).traceparent === 'string';
+}
+
+/** The context whose span is the one a W3C trace context names (a remote parent). */
+export function remoteContext(carried: TraceContext): Context {
+  const [, traceId = '', spanId = '', flags = '00'] = carried.traceparent.split('-');
+  const parent: SpanContext = {
+    traceId,
+    spanId,
+    traceFlags: Number.parseInt(flags, 16),
+    isRemote: true,
+    ...(carried.tracestate === undefined ? {} : { traceState: createTraceState(carried.tracestate) }),
+  };
+  return trace.setSpanContext(ROOT_CONTEXT, parent);
 }
 
 /**

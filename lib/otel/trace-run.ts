@@ -3,7 +3,7 @@ import { Observable } from 'rxjs';
 import type { CliMessage } from '../messages.js';
 import { currentRunScope, RunScope } from '../process/run-scope.js';
 import { checkTraceOptions } from './check-options.js';
-import { InvocationSpan, traceEnvironment, tracerOf, type TraceOptions } from './spans.js';
+import { InvocationSpan, parentOf, traceEnvironment, tracerOf, type TraceOptions } from './spans.js';
 
 /**
  * Traces a run: one `invoke_agent` span per subscription (OpenTelemetry's GenAI conventions), with
@@ -27,7 +27,7 @@ export function traceRun(options: TraceOptions = {}): <T extends CliMessage>(sou
   checkTraceOptions('traceRun', options);
   return <T extends CliMessage>(source: Observable<T>) =>
     new Observable<T>((subscriber) => {
-      const parent = options.context ?? context.active();
+      const parent = parentOf(options.context);
       const invocation = new InvocationSpan(tracerOf(options), parent, options, options.attributes ?? {}, options.prompt);
       const scope = new RunScope(currentRunScope(), options.propagate === false ? {} : traceEnvironment(invocation.span.spanContext()));
       const subscription = context.with(invocation.context, () =>

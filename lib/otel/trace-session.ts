@@ -4,7 +4,7 @@ import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { SessionMessage } from '../messages.js';
 import { currentRunScope, RunScope } from '../process/run-scope.js';
 import { checkTraceOptions } from './check-options.js';
-import { InvocationSpan, traceEnvironment, tracerOf, usageAttributes, type TraceOptions } from './spans.js';
+import { InvocationSpan, parentOf, traceEnvironment, tracerOf, usageAttributes, type TraceOptions } from './spans.js';
 
 /**
  * Traces a session: one `agent_rx.session` span for the whole session (its conversation id, its
@@ -23,6 +23,7 @@ export function traceSession(options: TraceOptions = {}): MonoTypeOperatorFuncti
     new Observable<SessionMessage>((subscriber) => {
       const tracer = tracerOf(options);
       const agent = options.agent;
+      const parent = parentOf(options.context);
       const session: Span = tracer.startSpan(
         agent === undefined ? 'agent_rx.session' : `agent_rx.session ${agent}`,
         {
@@ -34,9 +35,9 @@ export function traceSession(options: TraceOptions = {}): MonoTypeOperatorFuncti
             ...options.attributes,
           },
         },
-        options.context ?? context.active(),
+        parent,
       );
-      const sessionContext = trace.setSpan(options.context ?? context.active(), session);
+      const sessionContext = trace.setSpan(parent, session);
       const scope = new RunScope(currentRunScope(), options.propagate === false ? {} : traceEnvironment(session.spanContext()));
       let conversationId: string | undefined;
       let turn: InvocationSpan | null = null;

@@ -1,7 +1,5 @@
-import type { Context, SpanContext } from '@opentelemetry/api';
 import type { RunTracing } from '../fleet/run-tracing.js';
-import type { TraceContext } from '../fleet/run-spec.js';
-import { context, createTraceState, ROOT_CONTEXT, trace } from './api.js';
+import { context } from './api.js';
 import { checkTraceOptions } from './check-options.js';
 import type { TraceOptions } from './spans.js';
 import { traceRun } from './trace-run.js';
@@ -23,21 +21,8 @@ export function traceWorkerRuns(options: Omit<TraceOptions, 'agent' | 'context' 
       traceRun({
         ...options,
         agent: about.agent,
-        context: about.traceContext === undefined ? context.active() : remoteParent(about.traceContext),
+        context: about.traceContext ?? context.active(),
         attributes: { ...options.attributes, 'agent_rx.run.id': about.runId, 'agent_rx.worker': about.worker },
       }),
     );
-}
-
-/** The context whose span is the caller's, from its W3C trace context. */
-function remoteParent(carried: TraceContext): Context {
-  const [, traceId = '', spanId = '', flags = '00'] = carried.traceparent.split('-');
-  const parent: SpanContext = {
-    traceId,
-    spanId,
-    traceFlags: Number.parseInt(flags, 16),
-    isRemote: true,
-    ...(carried.tracestate === undefined ? {} : { traceState: createTraceState(carried.tracestate) }),
-  };
-  return trace.setSpanContext(ROOT_CONTEXT, parent);
 }

@@ -6,6 +6,8 @@ import * as z from 'zod';
 import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import { IMAGE_MIME_TYPES, type ImageMimeType, type PermissionDecision, type PermissionRequested, type PromptFields, type PromptPart, type SessionCommand, type SessionMessage, type StopReason, type TurnFailed, type Usage } from '../messages.js';
 import { fileBlock } from '../operators/prompt-parts.js';
+import { currentRunScope, RunScope } from '../process/run-scope.js';
+import { traceContextOf, traceEnv, type TraceContext } from '../process/trace-context.js';
 import { fromAcpMcpServers, type McpServers } from '../tools/mcp-servers.js';
 
 /** What a new ACP session asks for: its working directory and MCP servers, and how its permission requests reach the editor. */
@@ -30,6 +32,12 @@ export interface AcpSessionRequest {
    * A session made without it keeps the agent's own rules (or the policy the factory gives).
    */
   readonly permission: 'ask';
+  /**
+   * The editor's trace context, where its `session/new` carried one in `_meta` (`traceparent`,
+   * `tracestate`): the session's agent process gets it as `TRACEPARENT` already; a traced session
+   * continues it with `traceSession({ context: traceContext })` (`agent-rx/otel`).
+   */
+  readonly traceContext?: TraceContext | undefined;
 }
 
 /** Makes the agent-rx session behind one ACP session (one agent process per subscription). */
@@ -108,6 +116,10 @@ const InputParams = z.object({ sessionId: z.string(), text: z.string().min(1) })
  *   answer is dropped. The factory's request carries `permission: 'ask'` for the session's options:
  *   a session made without it (or with a preset) never asks the editor;
  * - `_agent-rx/steer` and `_agent-rx/follow-up` (`{ sessionId, text }`) steer or queue;
+ * - the editor's trace context (W3C `traceparent` and `tracestate` in `_meta`) goes on: that of
+ *   `session/new` to the factory (`traceContext`) and to the agent process (`TRACEPARENT`), that of
+ *   each `session/prompt` to its turn (an ACP agent under the session gets it in its prompt's
+ *   `_meta`, unless a `traceSession` in the factory gives the turn a span of its own);
  * - when the connection closes (the editor quit), every session is unsubscribed: the stop sequence
  *   leaves no agent process behind.
  *
@@ -138,8 +150,16 @@ export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOpti
     }))
     .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
       const { servers, skipped } = fromAcpMcpServers(params.mcpServers);
-      const request: AcpSessionRequest = { cwd: params.cwd, mcpServers: servers, acpMcpServers: params.mcpServers, skippedMcpServers: skipped, permission: 'ask' };
-      const session = new BridgedSession(createSession(request), client);
+      const traceContext = traceContextOf(params._meta);
+      const request: AcpSessionRequest = {
+        cwd: params.cwd,
+        mcpServers: servers,
+        acpMcpServers: params.mcpServers,
+        skippedMcpServers: skipped,
+        permission: 'ask',
+        ...(traceContext === undefined ? {} : { traceContext }),
+      };
+      const session = new BridgedSession(createSession(request), client, traceContext);
       const sessionId = await session.started;
       sessions.set(sessionId, session);
       void session.ended.then(() => sessions.delete(sessionId));
@@ -151,7 +171,7 @@ export function serveAcp(createSession: AcpSessionFactory, options: ServeAcpOpti
       }
       return { sessionId, ...(skipped.length > 0 ? { _meta: { 'agent-rx': { skippedMcpServers: skipped } } } : {}) };
     })
-    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => sessionOf(sessions, params.sessionId).prompt(params.prompt, signal))
+    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => sessionOf(sessions, params.sessionId).prompt(params.prompt, signal, traceContextOf(params._meta)))
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.abort();
     })
@@ -204,12 +224,17 @@ class BridgedSession {
   readonly #answers = new Map<string, unknown>();
   /** The permission requests asked of the editor and not settled, by request id: aborting one withdraws it. */
   readonly #permissions = new Map<string, AbortController>();
+  /** The session's subscription's scope: the editor's trace context for the agent process, and each turn's. */
+  readonly #scope: RunScope;
+  /** The editor's trace context of each prompt that carried one, by command id, until its turn starts. */
+  readonly #traces = new Map<string, TraceContext>();
   #resolveStarted!: (sessionId: string) => void;
   #rejectStarted!: (error: unknown) => void;
   #resolveEnded!: () => void;
 
-  constructor(session: OperatorFunction<SessionCommand, SessionMessage>, client: acp.AgentContext) {
+  constructor(session: OperatorFunction<SessionCommand, SessionMessage>, client: acp.AgentContext, trace: TraceContext | undefined) {
     this.#client = client;
+    this.#scope = new RunScope(currentRunScope(), traceEnv(trace));
     this.started = new Promise((resolve, reject) => {
       this.#resolveStarted = resolve;
       this.#rejectStarted = reject;
@@ -217,22 +242,25 @@ class BridgedSession {
     this.ended = new Promise((resolve) => {
       this.#resolveEnded = resolve;
     });
-    this.#subscription = this.#commands.pipe(session).subscribe({
-      next: (message) => {
-        this.#onMessage(message);
-      },
-      error: (error: unknown) => {
-        this.#end(error);
-      },
-      complete: () => {
-        this.#end(new acp.RequestError(-32603, 'the session ended'));
-      },
-    });
+    this.#subscription = this.#scope.run(() =>
+      this.#commands.pipe(session).subscribe({
+        next: (message) => {
+          this.#onMessage(message);
+        },
+        error: (error: unknown) => {
+          this.#end(error);
+        },
+        complete: () => {
+          this.#end(new acp.RequestError(-32603, 'the session ended'));
+        },
+      }),
+    );
   }
 
-  prompt(blocks: readonly acp.ContentBlock[], signal: AbortSignal): Promise<acp.PromptResponse> {
+  prompt(blocks: readonly acp.ContentBlock[], signal: AbortSignal, trace: TraceContext | undefined): Promise<acp.PromptResponse> {
     const fields = acpPromptFields(blocks);
     const id = this.#id();
+    if (trace !== undefined) this.#traces.set(id, trace);
     const answer = new Promise<acp.PromptResponse>((resolve, reject) => {
       this.#prompts.set(id, { resolve, reject });
     });
@@ -324,15 +352,21 @@ class BridgedSession {
       case 'input.dropped': {
         const id = message.commandId;
         if (id === undefined) return;
+        this.#traces.delete(id);
         if (this.#answers.has(id)) this.#answers.set(id, { dropped: { reason: message.reason, message: message.message } });
         // A queued prompt that will not run answers as cancelled (after an abort) or as an error.
         if (message.reason === 'aborted') this.#answer(id, { stopReason: 'cancelled' });
         else this.#fail(id, new acp.RequestError(-32603, message.message, { reason: message.reason }));
         return;
       }
-      case 'turn.started':
+      case 'turn.started': {
         this.#running = message.commandId;
+        // Seen before the prompt goes to the agent: the turn runs in the editor's trace of that prompt.
+        const trace = message.commandId === undefined ? undefined : this.#traces.get(message.commandId);
+        if (message.commandId !== undefined) this.#traces.delete(message.commandId);
+        this.#scope.setTurnEnv(trace === undefined ? undefined : traceEnv(trace));
         return;
+      }
       case 'permission.requested':
         this.#askEditor(message);
         return;
@@ -342,12 +376,14 @@ class BridgedSession {
       case 'turn.completed': {
         const id = this.#running;
         this.#running = undefined;
+        this.#scope.setTurnEnv(undefined);
         if (id !== undefined) this.#answer(id, { stopReason: acpStopReason(message.stopReason), ...usageMeta(message.usage) });
         return;
       }
       case 'turn.failed': {
         const id = this.#running;
         this.#running = undefined;
+        this.#scope.setTurnEnv(undefined);
         if (id === undefined) return;
         if (message.reason === 'aborted') this.#answer(id, { stopReason: 'cancelled' });
         else this.#fail(id, turnError(message));
@@ -397,6 +433,7 @@ class BridgedSession {
   }
 
   #end(error: unknown): void {
+    this.#traces.clear();
     for (const id of [...this.#permissions.keys()]) this.#settled(id);
     this.#rejectStarted(error);
     for (const id of [...this.#prompts.keys()]) this.#fail(id, error);

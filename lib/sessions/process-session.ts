@@ -24,6 +24,7 @@ import { startSessionProcess } from './session-process.js';
 import { INITIAL_SESSION_STATE, OPENING_SESSION_STATE, sessionTransition, type SessionEffect, type SessionInputEvent } from './session-machine.js';
 import { SessionTimers } from './session-timers.js';
 import { StdinChannel } from './stdin-channel.js';
+import { traceContextOf } from '../process/trace-context.js';
 
 /** Everything a session needs of one agent: its process, its dialect (content) and its protocol (turns). */
 export interface SessionSpec<S, P> {
@@ -294,11 +295,8 @@ export function processSession<S, P>(spec: SessionSpec<S, P>): OperatorFunction<
       // A budget around the session aborts its running turn; a trace around it gives each turn its context.
       const scope = currentRunScope();
       const withTrace = (effect: Extract<SessionEffect, { type: 'start' }>): Extract<SessionEffect, { type: 'start' }> => {
-        const env = scope?.turnEnv;
-        const traceparent = env?.['TRACEPARENT'];
-        if (traceparent === undefined) return effect;
-        const tracestate = env?.['TRACESTATE'];
-        return { ...effect, trace: { traceparent, ...(tracestate === undefined ? {} : { tracestate }) } };
+        const trace = traceContextOf(scope?.turnEnv, 'env');
+        return trace === undefined ? effect : { ...effect, trace };
       };
       const detach = scope?.attach({
         abortTurn: (exceeded) => {

@@ -19,6 +19,7 @@ import { addUsage } from '../operators/add-usage.js';
 import { budgetText } from '../operators/budget-text.js';
 import type { OutputContract } from '../operators/output-schema.js';
 import { preparedPromptOf, type PromptContent } from '../operators/prompt-parts.js';
+import type { TraceContext } from '../process/trace-context.js';
 
 /**
  * A session's turns and inputs as a pure state machine: `sessionTransition(state, input)` returns
@@ -160,10 +161,7 @@ export type SessionInputEvent =
   | { readonly type: 'exited'; readonly clean: boolean; readonly failure: TerminalFailed };
 
 /** A turn's W3C trace context. */
-export interface TurnTrace {
-  readonly traceparent: string;
-  readonly tracestate?: string;
-}
+export type TurnTrace = Readonly<TraceContext>;
 
 /** What the session machine asks its shell to do: emit a message, start, steer or abort a turn, watch a limit, end. */
 export type SessionEffect =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { defer, lastValueFrom, map, of, Subject, toArray, type Observable } from 'rxjs';
-import { budget, processLines, retryAgentRun, type CliMessage, type SessionMessage, type TerminalFailed } from '../../lib/index.js';
+import { budget, processLines, retryAgentRun, type CliMessage, type SessionCommand, type SessionMessage, type TerminalFailed } from '../../lib/index.js';
 import { traceRun, traceSession } from '../../lib/otel.js';
 import { terminalFailed } from '../helpers/items.js';
 import { fixtureSession } from '../helpers/fixture-session.js';
@@ -182,5 +182,20 @@ describe('traceSession', () => {
     expect(turns[0]?.attributes['gen_ai.conversation.id']).toBe(session.attributes['gen_ai.conversation.id']);
     expect(environ.split('\0')).toContain(`TRACEPARENT=${traceparentOf(session)}`);
     expect(messages.at(-1)?.type).toBe('terminal.completed');
+  });
+
+  it("continues a W3C trace context given as its context (an editor's over ACP): the session span is the remote span's child", async () => {
+    const tracing = memoryTracing();
+    const editor = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'editor=1' };
+    const commands = new Subject<SessionCommand>();
+    const done = lastValueFrom(commands.pipe(fixtureSession(() => undefined, { tag: TAG }), traceSession({ tracer: tracing.tracer, agent: 'fixture', context: editor }), toArray()));
+    commands.next({ type: 'prompt', text: 'echo:hello' });
+    commands.complete();
+    await done;
+    const session = tracing.span('agent_rx.session fixture');
+    expect(session.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    expect(session.parentSpanContext?.spanId).toBe('b7ad6b7169203331');
+    expect(session.spanContext().traceState?.get('editor')).toBe('1');
+    expect(() => traceSession({ context: { traceparent: 'nope' } })).toThrow(/context.traceparent must be a W3C traceparent/);
   });
 });

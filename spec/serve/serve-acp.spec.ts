@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import * as acp from '@agentclientprotocol/sdk';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable, Writable } from 'node:stream';
@@ -181,6 +181,50 @@ function askingSession(received: SessionCommand[], deadlineMs = 50): OperatorFun
 
 const selected = (optionId: string): acp.RequestPermissionResponse => ({ outcome: { outcome: 'selected', optionId } });
 const optionOf = (request: acp.RequestPermissionRequest, kind: acp.PermissionOptionKind): string => request.options.find((option) => option.kind === kind)?.optionId ?? 'none';
+
+describe("serveAcp: the editor's trace context", () => {
+  const editorSession = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'editor=1' };
+  const editorPrompt = { traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01' };
+  // The fixture agent says what the session gives each turn as its trace (an ACP agent gets it in its prompt's _meta).
+  const tellTrace: typeof fixtureProtocol = {
+    ...fixtureProtocol,
+    act: (state, ask) => (ask.type === 'start' ? { outputs: [{ type: 'write', line: { op: 'start', text: `echo:${ask.trace?.traceparent ?? 'none'}` } }] } : fixtureProtocol.act(state, ask)),
+  };
+
+  it("gives session/new's to the factory and to the agent process, and each prompt's to its turn; a prompt without one runs in the session's", async () => {
+    const requests: AcpSessionRequest[] = [];
+    const { agent, updates } = serve(undefined, (request) => {
+      requests.push(request);
+      return fixtureSession(() => undefined, { tag: TAG, protocol: tellTrace });
+    });
+    await agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await agent.request(acp.methods.agent.session.new, { cwd: process.cwd(), mcpServers: [], _meta: editorSession });
+    expect(requests[0]?.traceContext).toEqual(editorSession);
+    const environ = readFileSync(`/proc/${sessionId.replace('fixture-', '')}/environ`, 'latin1').split('\0');
+    expect(environ).toEqual(expect.arrayContaining([`TRACEPARENT=${editorSession.traceparent}`, `TRACESTATE=${editorSession.tracestate}`]));
+    await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'one' }], _meta: editorPrompt });
+    await prompt(agent, sessionId, 'two');
+    // Not W3C's: ignored, as W3C says, and the turn runs in the session's trace.
+    await agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'three' }], _meta: { traceparent: 'not-a-traceparent' } });
+    expect(updates.map(({ update }) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : update.sessionUpdate))).toEqual([
+      `${editorPrompt.traceparent}|`,
+      `${editorSession.traceparent}|`,
+      `${editorSession.traceparent}|`,
+    ]);
+  });
+
+  it('gives nothing where the editor sends none', async () => {
+    const requests: AcpSessionRequest[] = [];
+    const { agent, updates } = serve(undefined, (request) => {
+      requests.push(request);
+      return fixtureSession(() => undefined, { tag: TAG, protocol: tellTrace });
+    });
+    const sessionId = await open(agent);
+    expect(requests[0]).not.toHaveProperty('traceContext');
+    await prompt(agent, sessionId, 'one');
+    expect(updates.map(({ update }) => (update.sessionUpdate === 'agent_message_chunk' && update.content.type === 'text' ? update.content.text : ''))).toEqual(['none|']);
+  });
+});
 
 describe('serveAcp: permission requests, asked of the editor', () => {
   it('maps a request to session/request_permission: the tool call, and one option per decision the agent accepts', () => {
