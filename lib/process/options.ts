@@ -59,7 +59,10 @@ export interface ProcessOptions {
   readonly stderrLines?: boolean;
   /** How much of the end of stderr the exit item keeps. Default 64 KiB. */
   readonly stderrTailBytes?: number;
-  /** Called once the stop sequence or the clean-up after exit has finished, with what happened. */
+  /**
+   * Called once the stop sequence or the clean-up after exit has finished, with what happened;
+   * before the exit item (and so before the terminal message) of a run that is still listened to.
+   */
   readonly onStopped?: (report: StopReport) => void;
 }
 

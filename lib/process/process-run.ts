@@ -77,6 +77,9 @@ class Run implements TrackedRun, ProcessRun {
   /** The scope the run was started in: what it adds to the environment; where its control is attached. */
   readonly #scope = currentRunScope();
   #detach: (() => void) | undefined;
+  /** The exit item, held until the clean-up is over: no process of the run is left when the listener hears it. */
+  #heldExit: ProcessExit | null = null;
+  #finished = false;
 
   constructor(options: ResolvedProcessOptions, listener: RunListener) {
     this.#options = options;
@@ -178,14 +181,15 @@ class Run implements TrackedRun, ProcessRun {
       },
       ended: (end) => {
         const request = this.#machine.request;
-        this.#listener?.exit({
+        this.#heldExit = {
           kind: 'exit',
           ...end,
           startError: end.startError === null ? null : withSpawnProblem(end.startError, command, this.#options.cwd),
           pid,
           durationMs: performance.now() - this.#startedAt,
           ...(request === null || request.kind === 'unsubscribe' ? {} : { stoppedBy: request }),
-        });
+        };
+        if (this.#finished) this.#releaseExit();
       },
     });
   }
@@ -315,6 +319,16 @@ class Run implements TrackedRun, ProcessRun {
     };
     this.#settle();
     this.#reportStop(report);
+    this.#finished = true;
+    this.#releaseExit();
+  }
+
+  /** Gives the listener the exit item once the output ended and the clean-up is over, whichever came last. */
+  #releaseExit(): void {
+    const exit = this.#heldExit;
+    if (exit === null) return;
+    this.#heldExit = null;
+    this.#listener?.exit(exit);
   }
 
   #reportStop(report: StopReport): void {

@@ -40,7 +40,9 @@ import { startProcessRun } from '../process/process-run.js';
  * | confirm | look again until every process of the run is gone, killing any new one | up to `killTimeoutMs` (5 s) |
  *
  * When the root exits (by itself or on the interrupt), whatever of its tree outlived it is killed
- * at once, so a descendant holding stdout open can never keep a finished run from completing. The
+ * at once, so a descendant holding stdout open can never keep a finished run from completing; the
+ * exit item comes once that clean-up is over (after `onStopped`): when a listener hears it, no
+ * process of the run is left (or the report names the survivors). The
  * child leads its own process group, so it does not receive the terminal's Ctrl-C. Errors while
  * stopping (EPIPE, ESRCH, no `/proc` and no `ps`) are swallowed and listed in the
  * {@link StopReport}, never thrown. A recorded pid is only killed while its start time still

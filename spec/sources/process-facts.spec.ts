@@ -58,3 +58,32 @@ describe('the session message of a run or a session says where its agent is', ()
     expect(started).toMatchObject({ processGroup: (started as { pid: number }).pid });
   });
 });
+
+describe('the terminal comes after the clean-up', () => {
+  const ENDS_LEAVING_A_TOOL = fileURLToPath(new URL('../fixtures/pi/text.jsonl', import.meta.url));
+
+  it('when a run whose agent exits by itself leaves a tool running in its own session: the tool is gone by the terminal, and onStopped came first', async () => {
+    // The agent starts a "tool" in a session of its own (out of the agent's process group), prints a recorded run and exits 0.
+    const script = `
+      const { spawn } = require('node:child_process');
+      spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { detached: true, stdio: 'ignore' }).unref();
+      process.stdout.write(require('node:fs').readFileSync(${JSON.stringify(ENDS_LEAVING_A_TOOL)}), () => process.exit(0));
+    `;
+    const heard: string[] = [];
+    let leftAtTerminal: number | undefined;
+    await new Promise<void>((resolve, reject) => {
+      runPi({ prompt: 'hi', executable: process.execPath, executableArgs: ['-e', script, '--'], env: TAG.env, onStopped: (report) => heard.push(`stopped killed=${String(report.killed.length)}`) }).subscribe({
+        next: (message) => {
+          if (message.type !== 'terminal.completed' && message.type !== 'terminal.failed') return;
+          heard.push(message.type);
+          leftAtTerminal = TAG.processes().length;
+        },
+        error: reject,
+        complete: resolve,
+      });
+    });
+    expect(heard).toEqual(['stopped killed=1', 'terminal.completed']);
+    expect(leftAtTerminal).toBe(0);
+  });
+});
+
