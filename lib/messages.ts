@@ -75,8 +75,8 @@ export interface SessionStarted {
   agentVersion?: string | undefined;
   /**
    * The model the agent says it uses, in its own output (Claude Code, Gemini CLI and Qwen Code runs
-   * say it as they start); absent where it says none (pi, Codex, the sessions). A budget's `prices`
-   * are looked up by it.
+   * say it as they start, as does a Claude Code session that continues the folder's latest); absent
+   * where it says none (pi, Codex, other sessions). A budget's `prices` are looked up by it.
    */
   model?: string | undefined;
   /**

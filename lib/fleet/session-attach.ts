@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { isTerminal, type InputKind, type SessionCommand, type SessionMessage } from '../messages.js';
+import { isTerminal, type BudgetExceeded, type InputKind, type SessionCommand, type SessionMessage } from '../messages.js';
+import { budgetText } from '../operators/budget-text.js';
+import { currentRunScope } from '../process/run-scope.js';
 import { fleetFailure } from './failure.js';
 import { asError, type ErrorReport } from './on-error.js';
 import type { Queue, Redis } from './peers.js';
@@ -179,6 +181,33 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
       // Commands are taken at once (a hot source loses nothing) and sent once the log's position is
       // known, so that every answer to them is read.
       let positioned = false;
+
+      // A budget around the attachment aborts the running turn on its worker (an `abort` command);
+      // the turn's failure then says `budget`, as a local session's does.
+      let running: number | null = null;
+      let budgetAbort: { readonly turn: number; readonly exceeded: BudgetExceeded } | null = null;
+      const detach = currentRunScope()?.attach({
+        abortTurn: (exceeded) => {
+          if (over || !positioned || running === null) return false;
+          if (budgetAbort?.turn !== running) {
+            budgetAbort = { turn: running, exceeded };
+            send({ type: 'abort' });
+          }
+          return true;
+        },
+      });
+      subscriber.add(() => detach?.());
+      const budgeted = (message: SessionMessage): SessionMessage => {
+        if (message.type === 'turn.started') running = message.turn;
+        if (message.type !== 'turn.completed' && message.type !== 'turn.failed') return message;
+        if (running === message.turn) running = null;
+        const abort = budgetAbort;
+        if (abort === null || abort.turn !== message.turn) return message;
+        budgetAbort = null;
+        return message.type === 'turn.failed' && message.reason === 'aborted'
+          ? { ...message, reason: 'budget', message: `${budgetText(abort.exceeded)}: the turn was aborted`, budget: abort.exceeded }
+          : message;
+      };
       const early: SessionCommand[] = [];
       const input = commands.subscribe({
         next: (command) => {
@@ -225,12 +254,13 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
           }
           for (const [id, fields] of result?.[0]?.[1] ?? []) {
             after = id;
-            const message = parseMessage(fields);
-            if (message === null || isOver()) continue;
-            if (isTerminal(message)) {
-              end(message);
+            const parsed = parseMessage(fields);
+            if (parsed === null || isOver()) continue;
+            if (isTerminal(parsed)) {
+              end(parsed);
               break;
             }
+            const message = budgeted(parsed);
             subscriber.next(message);
             answered(message);
           }

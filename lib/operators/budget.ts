@@ -71,7 +71,8 @@ export const CHARACTERS_PER_TOKEN = 4;
  * times the tokens, or without one the cost the agent reports with its usage.
  *
  * A stream that is not a local process (a fleet run, a recording) has nothing to stop gracefully:
- * it is unsubscribed (which cancels it) and the budget's own terminal ends it.
+ * it is unsubscribed (which cancels it) and the budget's own terminal ends it. A fleet session's
+ * running turn is aborted on its worker.
  *
  * @example
  * runCodex({ prompt: 'Fix the failing test' })
@@ -344,7 +345,7 @@ function budgeted<T extends SessionMessage>(source: Observable<T>, budget: Check
       }
       if (session) {
         if (!inTurn) return;
-        // No process here to abort the turn of (a fleet session): the session is ended.
+        // Nothing here can abort the turn (a recorded session): the session is ended.
         const message = `${budgetText(crossing)}: the session was ended`;
         finish([{ type: 'turn.failed', turn: turns, reason: 'budget', message, budget: crossing }, terminalFailed('budget', message, { budget: crossing })]);
         return;

@@ -154,7 +154,7 @@ describe('claudeCodeSession: resuming', () => {
     continued.end();
     const latest = await continued.done;
     expect(latest.slice(0, 3).map((message) => message.type)).toEqual(['input.accepted', 'turn.started', 'session.resumed']);
-    expect(latest[2]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+    expect(latest[2]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code'), model: 'recall' });
     expect(continued.answer(1)).toMatch(/^User texts in context: 3 /);
   });
 });

@@ -84,7 +84,7 @@ describe('real Claude Code: answers', () => {
       server.reset();
       const messages = await run('text', options('text'));
       const sessionId = sessionIdOf(messages);
-      expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+      expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, agentVersion: pinnedVersion('@anthropic-ai/claude-code'), model: 'text' });
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
       expect(messages.filter((message) => message.type === 'assistant').length).toBeGreaterThan(1);
       expect(answerOf(messages)).toBe(expectedText('text'));
@@ -233,7 +233,7 @@ describe('real Claude Code: sessions', () => {
       const first = await run('session: new', options('text'));
       const id = sessionIdOf(first);
       const resumed = await run('session: { resume }', options('echo', { session: { resume: id }, prompt: 'second' }));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code') });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@anthropic-ai/claude-code'), model: 'echo' });
       expect(answerOf(resumed)).toBe(echoText('second'));
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       expect(server.requestsFor('echo')[0]?.messageCount).toBeGreaterThanOrEqual(3);

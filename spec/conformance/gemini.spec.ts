@@ -105,7 +105,7 @@ describe('real Gemini CLI: answers', () => {
       const messages = await run('text', options('text'));
       const sessionId = sessionIdOf(messages);
       expect(sessionId).toMatch(UUID);
-      expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId });
+      expect(messages[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId, model: GEMINI_MODEL });
       expect(shape(messages)).toEqual(['session.started', 'assistant', 'terminal.completed']);
       expect(only(messages, 'assistant').length).toBeGreaterThan(1);
       expect(answerOf(messages)).toBe(expectedText('text'));
@@ -387,11 +387,11 @@ describe('real Gemini CLI: sessions', () => {
       const first = randomUUID();
       const second = randomUUID();
       const started1 = await run('session: { id }', options('text', { session: { id: first } }, sessions));
-      expect(started1[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first });
+      expect(started1[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first, model: GEMINI_MODEL });
       expect(started1.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: first });
 
       const latest = await run("session: 'latest'", options('echo', { session: 'latest', prompt: 'second' }, sessions));
-      expect(latest[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first });
+      expect(latest[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first, model: GEMINI_MODEL });
       expect(answerOf(latest)).toBe(echoText('second'));
       expect(latest.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: first });
       // The first turn (prompt and answer) is sent again.
@@ -399,9 +399,9 @@ describe('real Gemini CLI: sessions', () => {
 
       // Another session becomes the latest; the first is still found by its id.
       const other = await run('session: { id } (another)', options('text', { session: { id: second } }, sessions));
-      expect(other[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: second });
+      expect(other[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: second, model: GEMINI_MODEL });
       const resumed = await run('session: { resume: id }', options('echo', { session: { resume: first }, prompt: 'third' }, sessions));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: first, model: GEMINI_MODEL });
       expect(answerOf(resumed)).toBe(echoText('third'));
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: first });
       expect(server.requestsFor('echo')[1]?.messageCount).toBe(5);
@@ -443,7 +443,7 @@ describe('real Gemini CLI: a session resumed in a later minute, with session cle
       renameSync(file, earlier);
 
       const resumed = await run("session: 'latest' (cleanup on)", options('echo', { session: 'latest', prompt: 'second' }, cleaned));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, model: GEMINI_MODEL });
       expect(resumed.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       expect(sessionFiles()).toHaveLength(1);
 
@@ -451,7 +451,7 @@ describe('real Gemini CLI: a session resumed in a later minute, with session cle
       const other = await run('another session (cleanup on)', options('text', {}, cleaned));
       expect(other.at(-1)).toMatchObject({ type: 'terminal.completed' });
       const again = await run('session: { resume: id } again (cleanup on)', options('echo', { session: { resume: id }, prompt: 'third' }, cleaned));
-      expect(again[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id });
+      expect(again[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, model: GEMINI_MODEL });
       expect(again.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       // Both earlier turns are sent again.
       expect(server.requestsFor('echo')[1]?.messageCount).toBe(5);

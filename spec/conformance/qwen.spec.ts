@@ -324,13 +324,13 @@ describe('real Qwen Code: sessions', () => {
       server.reset();
       const id = randomUUID();
       const first = await run('session: { id }', options('text', { session: { id } }, sessions));
-      expect(first[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
+      expect(first[0]).toEqual({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code'), model: 'text' });
       expect(first.at(-1)).toMatchObject({ type: 'terminal.completed', sessionId: id });
       const latest = await run("session: 'latest'", options('echo', { session: 'latest', prompt: 'second' }, sessions));
-      expect(latest[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
+      expect(latest[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code'), model: 'echo' });
       expect(answerOf(latest)).toBe(echoText('second'));
       const resumed = await run('session: { resume: id }', options('recall', { session: { resume: id }, prompt: 'third' }, sessions));
-      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code') });
+      expect(resumed[0]).toEqual({ type: 'session.resumed', pid: expect.any(Number), processGroup: expect.any(Number), sessionId: id, agentVersion: pinnedVersion('@qwen-code/qwen-code'), model: 'recall' });
       expect(answerOf(resumed)).toBe('User texts in context: 3 ("Scenario text please" | "second" | "third").');
     },
     SLOW,

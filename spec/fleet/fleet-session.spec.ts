@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom, lastValueFrom, ReplaySubject, Subject, take, timeout, toArray, type Observable } from 'rxjs';
 import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys, type RunDispatcher, type SessionEntry } from '../../lib/fleet.js';
-import type { SessionCommand, SessionMessage } from '../../lib/index.js';
+import { budget, type SessionCommand, type SessionMessage } from '../../lib/index.js';
 import { startFakeModelServer, scenarioMarker, type FakeModelServer } from '../conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from '../conformance/claude-env.js';
@@ -242,6 +242,22 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     const three = await chat.ask('after the crash');
     expect(three.turn).toBe(3);
     expect(three.answer).toContain('User texts in context: 2 ("kept question" | "after the crash")');
+  }, 180_000);
+
+  it('a budget piped on the attachment aborts the running turn on its worker (turn.failed budget); the session goes on', async () => {
+    await startWorker('budget-a');
+    const fleet = dispatcher();
+    const chat = new Attachment((commands) => commands.pipe(fleet.session('chat-budget', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })), budget({ toolCalls: 0, per: 'turn' })));
+    const stopped = await chat.ask(`${scenarioMarker('sleep_tool')}a long tool`);
+    expect(stopped.end).toMatchObject({ type: 'turn.failed', turn: 1, reason: 'budget', budget: { limit: 'toolCalls', max: 0, used: 1, per: 'turn' } });
+    expect((stopped.end as { message: string }).message).toMatch(/the turn's budget of 0 tool calls was spent \(1 tool call used\): the turn was aborted$/);
+    // Aborted on the worker, well before the tool's 30 s: the next turn runs in the same conversation.
+    const next = await chat.ask('and then');
+    expect(next.end).toMatchObject({ type: 'turn.completed', turn: 2 });
+    expect(next.answer).toContain('and then');
+    chat.commands.complete();
+    await lastValueFrom(chat.messages);
+    expect(chat.seen.at(-1)?.type).toBe('terminal.completed');
   }, 180_000);
 
   it('a closing worker puts its idle session to sleep; the next command wakes it on another worker', async () => {
