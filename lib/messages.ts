@@ -477,7 +477,7 @@ export interface BudgetExceeded {
   /**
    * Set when `costUsd` could not be kept: the budget prices by model (`prices`), the run's model
    * (`model`; `null` where neither the agent nor the run named it) has no price there, and the agent
-   * reports no cost. The run was stopped as it started.
+   * reports no cost. The run was stopped as it started (a session's turns are aborted).
    */
   unpriced?: { model: string | null } | undefined;
 }

@@ -1,12 +1,12 @@
 import * as z from 'zod';
 import { MAX_TRACESTATE_LENGTH, TRACEPARENT_PATTERN, type TraceContext } from '../process/trace-context.js';
-
-export type { TraceContext } from '../process/trace-context.js';
 import type { Holds, Same } from '../same-type.js';
 import type { AgentDefinition } from '../agents/definition.js';
 import { describeIssue, RUN_PERMISSION_OPTIONS } from '../agents/shared/option-schemas.js';
 import { isHostTool } from '../tools/host-tool.js';
 import { AGENT_NAMES, AGENTS, type AgentName, type AgentRunOptions } from '../agent-table.js';
+
+export type { TraceContext } from '../process/trace-context.js';
 
 /**
  * What a fleet caller may choose of a run of the agent `N`: the options that say what to do (the

@@ -131,18 +131,15 @@ class Pricing {
     this.requested = requested;
   }
 
-  /** Whether the caller gave any price: costs are then the caller's, never the agent's. */
+  /** Whether the caller gave any price. */
   get priced(): boolean {
     return this.#price !== undefined || this.#prices.length > 0;
   }
 
-  /** The price of `model` (`undefined` when not known): by its id in the table, the longest id it starts with, else the one price. */
+  /** The price of `model` (`undefined` when not known): by the longest id in the table it starts with (its own, when listed), else the one price. */
   of(model: string | undefined): TokenPrice | undefined {
-    if (model !== undefined) {
-      const found = this.#prices.find(([id]) => model === id) ?? this.#prices.find(([id]) => model.startsWith(id));
-      if (found !== undefined) return found[1];
-    }
-    return this.#price;
+    const found = model === undefined ? undefined : this.#prices.find(([id]) => model.startsWith(id));
+    return found === undefined ? this.#price : found[1];
   }
 
   /** The ids of the table, for the errors. */
