@@ -3,6 +3,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { isTerminal, type BudgetExceeded, type InputKind, type SessionCommand, type SessionMessage } from '../messages.js';
 import { budgetText } from '../operators/budget-text.js';
 import { currentRunScope } from '../process/run-scope.js';
+import { traceContextOf, type TraceContext } from '../process/trace-context.js';
 import { fleetFailure } from './failure.js';
 import { asError, type ErrorReport } from './on-error.js';
 import type { Queue, Redis } from './peers.js';
@@ -54,6 +55,9 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
   return (commands) =>
     new Observable<SessionMessage>((subscriber) => {
       const reader = caller.reader();
+      // A trace around the attachment (traceSession): its context goes with each activation it asks
+      // for, so that the session's agent on its worker joins the trace.
+      const scope = currentRunScope();
       let over = false;
       const isOver = (): boolean => over;
       let commandsDone = false;
@@ -133,7 +137,7 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
               if (typeof id === 'string' && waiting.has(id)) sentIn.set(id, now);
               sawEpoch(now);
             }
-            await activate(caller, keys, sessionId, checked);
+            await activate(caller, keys, sessionId, checked, traceContextOf(scope?.env, 'env'));
           } catch (error) {
             caller.report(error);
           }
@@ -168,7 +172,7 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
         watchedAt = performance.now();
         try {
           await caller.redis.agentRxSessionLost(keys.lease, keys.log, keys.open, keys.taken, 'the activation that ran it was lost (its worker died, froze or lost Redis)', SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS);
-          await activate(caller, keys, sessionId, checked);
+          await activate(caller, keys, sessionId, checked, traceContextOf(scope?.env, 'env'));
           // Redis lost the session's keys (restarted without its data): what waits is answered here,
           // as lost. The commands sent so far are in first (a first command's append may still run).
           await sending;
@@ -289,10 +293,10 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
 }
 
 /** Puts an activation on the queue when a command waits and none is live or queued. */
-async function activate(caller: SessionCaller, keys: SessionKeys, sessionId: string, spec: SessionSpec): Promise<void> {
+async function activate(caller: SessionCaller, keys: SessionKeys, sessionId: string, spec: SessionSpec, traceContext: TraceContext | undefined): Promise<void> {
   const needed = await caller.redis.agentRxSessionEnsure(keys.lease, keys.activating, keys.commands, keys.applied, caller.activationWaitMs);
   if (needed !== 1) return;
-  const data: ActivationData = { sessionId, spec };
+  const data: ActivationData = { sessionId, spec, ...(traceContext === undefined ? {} : { traceContext }) };
   await caller.queue.add(ACTIVATION_JOB, data, { jobId: `session.${sessionId}.${randomUUID()}`, attempts: 1, removeOnComplete: true, removeOnFail: true });
 }
 

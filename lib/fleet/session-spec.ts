@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { AGENT_NAMES, AGENTS, type AgentName } from '../agent-table.js';
 import { describeIssue } from '../agents/shared/option-schemas.js';
 import type { RunSpecOptions } from './run-spec.js';
+import type { TraceContext } from '../process/trace-context.js';
 
 /** What a run spec has that a fleet session's does not: a session's prompts are its commands, its conversation is its id. */
 const RUN_ONLY: readonly string[] = ['prompt', 'outputSchema', 'session', 'mcpServers', 'timeoutMs', 'ephemeral'];
@@ -89,6 +90,8 @@ export function checkSessionId(sessionId: string): void {
 export interface ActivationData {
   readonly sessionId: string;
   readonly spec: SessionSpec;
+  /** The trace context of the caller whose command woke the session: its agent process gets it (`TRACEPARENT`). */
+  readonly traceContext?: TraceContext | undefined;
 }
 
 /** The job name of a session's activation on the fleet's queue. */

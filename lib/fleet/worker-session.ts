@@ -4,7 +4,9 @@ import { Subject, type OperatorFunction, type Subscription } from 'rxjs';
 import { agentByName } from '../agent-table.js';
 import { isTerminal, type SessionCommand, type SessionMessage } from '../messages.js';
 import { DEFAULT_GRACE_PERIOD_MS } from '../process/options.js';
+import { currentRunScope, RunScope } from '../process/run-scope.js';
 import { sweepMarked } from '../process/sweep.js';
+import { traceContextOf, traceEnv } from '../process/trace-context.js';
 import { parseSnapshot, type ConversationStore } from '../sessions/conversation-snapshot.js';
 import { agentSession } from '../sessions/agent-session.js';
 import { terminalFailed } from '../terminal-failed.js';
@@ -99,9 +101,11 @@ async function redisUptimeMs(redis: FleetRedis): Promise<number> {
 
 function checkActivation(value: unknown): ActivationData {
   try {
-    const { sessionId, spec } = (value ?? {}) as { readonly sessionId?: unknown; readonly spec?: unknown };
+    const { sessionId, spec, traceContext } = (value ?? {}) as { readonly sessionId?: unknown; readonly spec?: unknown; readonly traceContext?: unknown };
     checkSessionId(sessionId as string);
-    return { sessionId: sessionId as string, spec: checkSessionSpec(spec) };
+    // A trace context that is not W3C's is dropped (as W3C says), never a reason to refuse the session.
+    const trace = traceContextOf(traceContext);
+    return { sessionId: sessionId as string, spec: checkSessionSpec(spec), ...(trace === undefined ? {} : { traceContext: trace }) };
   } catch (error) {
     throw new UnrecoverableError(asError(error).message);
   }
@@ -157,6 +161,8 @@ class Activation implements ActiveSession {
   #asleep = false;
   #processUp = false;
   #processGone: (() => void) | null = null;
+  /** The scope the agent's session runs in: the waking caller's trace context, for its processes (and an ACP agent's prompts). */
+  readonly #scope: RunScope;
 
   constructor(host: SessionHost, data: ActivationData, keys: SessionKeys, holder: string, lastTurn: number, redisUpMs: number, done: () => void) {
     this.#host = host;
@@ -168,6 +174,7 @@ class Activation implements ActiveSession {
     this.#redisUpMs = redisUpMs;
     this.#done = done;
     this.#idleMs = data.spec.idleMs ?? FLEET_SESSION_IDLE_MS;
+    this.#scope = new RunScope(currentRunScope(), traceEnv(data.traceContext));
   }
 
   start(): void {
@@ -216,18 +223,20 @@ class Activation implements ActiveSession {
       return;
     }
     const host = this.#host;
-    this.#subscription = this.#commands.pipe(session).subscribe({
-      next: (message) => {
-        this.#onMessage(message);
-      },
-      complete: () => {
-        void this.#end(this.#draining ? 'drained' : this.#sleeping ? 'slept' : 'ended', 'force');
-      },
-      error: (error: unknown) => {
-        this.#write(terminalFailed('lost', `the session failed on the worker ${host.workerName}: ${asError(error).message}`));
-        void this.#end('ended', 'force');
-      },
-    });
+    this.#subscription = this.#scope.run(() =>
+      this.#commands.pipe(session).subscribe({
+        next: (message) => {
+          this.#onMessage(message);
+        },
+        complete: () => {
+          void this.#end(this.#draining ? 'drained' : this.#sleeping ? 'slept' : 'ended', 'force');
+        },
+        error: (error: unknown) => {
+          this.#write(terminalFailed('lost', `the session failed on the worker ${host.workerName}: ${asError(error).message}`));
+          void this.#end('ended', 'force');
+        },
+      }),
+    );
     void this.#read();
   }
 
@@ -368,13 +377,7 @@ class Activation implements ActiveSession {
 
   async #take(id: string, fields: readonly string[]): Promise<void> {
     if (this.#over || this.#sleeping) return;
-    const at = fields.indexOf('c');
-    let command: unknown;
-    try {
-      command = JSON.parse(fields[at + 1] ?? 'null');
-    } catch {
-      command = null;
-    }
+    const command = parseJson(fields[fields.indexOf('c') + 1]);
     const { id: commandId, type } = (typeof command === 'object' && command !== null ? command : {}) as { readonly id?: unknown; readonly type?: unknown };
     const key = typeof commandId === 'string' ? commandId : `entry-${id}`;
     const kind = typeof type === 'string' && ['prompt', 'follow-up', 'steer', 'abort', 'permission'].includes(type) ? type : 'invalid';
@@ -461,5 +464,13 @@ class Activation implements ActiveSession {
     this.#host.sessions.delete(this.#data.sessionId);
     this.#host.tell({ type: 'session.deactivated', sessionId: this.#data.sessionId, why });
     this.#done();
+  }
+}
+
+function parseJson(text: string | undefined): unknown {
+  try {
+    return JSON.parse(text ?? 'null');
+  } catch {
+    return null;
   }
 }

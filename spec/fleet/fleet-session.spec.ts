@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom, lastValueFrom, ReplaySubject, Subject, take, timeout, toArray, type Observable } from 'rxjs';
 import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys, type RunDispatcher, type SessionEntry } from '../../lib/fleet.js';
 import { budget, type SessionCommand, type SessionMessage } from '../../lib/index.js';
+import { traceSession } from '../../lib/otel.js';
+import { memoryTracing, traceparentOf } from '../otel/helpers.js';
 import { startFakeModelServer, scenarioMarker, type FakeModelServer } from '../conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, type PiEnv } from '../conformance/pi-env.js';
 import { claudeExecutable, createClaudeEnv, type ClaudeEnv } from '../conformance/claude-env.js';
@@ -258,6 +260,22 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     chat.commands.complete();
     await lastValueFrom(chat.messages);
     expect(chat.seen.at(-1)?.type).toBe('terminal.completed');
+  }, 180_000);
+
+  it("a traced attachment's context reaches the session's agent on its worker (TRACEPARENT: the caller's session span)", async () => {
+    await startWorker('trace-a');
+    const fleet = dispatcher();
+    const tracing = memoryTracing();
+    const chat = new Attachment((commands) => commands.pipe(fleet.session('chat-trace', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })), traceSession({ tracer: tracing.tracer, agent: 'pi' })));
+    expect((await chat.ask('hello')).end).toMatchObject({ type: 'turn.completed' });
+    const [agent] = agentsOf('chat-trace');
+    if (agent === undefined) throw new Error('no agent of chat-trace');
+    const traceparent = readFileSync(`/proc/${String(agent)}/environ`, 'latin1')
+      .split('\0')
+      .find((variable) => variable.startsWith('TRACEPARENT='));
+    chat.commands.complete();
+    await lastValueFrom(chat.messages);
+    expect(traceparent).toBe(`TRACEPARENT=${traceparentOf(tracing.span('agent_rx.session pi'))}`);
   }, 180_000);
 
   it('a closing worker puts its idle session to sleep; the next command wakes it on another worker', async () => {
