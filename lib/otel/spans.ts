@@ -58,7 +58,7 @@ function isTraceContext(given: Context | TraceContext): given is TraceContext {
 }
 
 /** The context whose span is the one a W3C trace context names (a remote parent). */
-export function remoteContext(carried: TraceContext): Context {
+function remoteContext(carried: TraceContext): Context {
   const [, traceId = '', spanId = '', flags = '00'] = carried.traceparent.split('-');
   const parent: SpanContext = {
     traceId,

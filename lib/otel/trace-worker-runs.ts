@@ -1,5 +1,4 @@
 import type { RunTracing } from '../fleet/run-tracing.js';
-import { context } from './api.js';
 import { checkTraceOptions } from './check-options.js';
 import type { TraceOptions } from './spans.js';
 import { traceRun } from './trace-run.js';
@@ -21,7 +20,7 @@ export function traceWorkerRuns(options: Omit<TraceOptions, 'agent' | 'context' 
       traceRun({
         ...options,
         agent: about.agent,
-        context: about.traceContext ?? context.active(),
+        ...(about.traceContext === undefined ? {} : { context: about.traceContext }),
         attributes: { ...options.attributes, 'agent_rx.run.id': about.runId, 'agent_rx.worker': about.worker },
       }),
     );

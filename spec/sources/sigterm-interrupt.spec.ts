@@ -16,16 +16,16 @@ interface Options {
 
 // The agents whose sources interrupt with SIGTERM, each with a stand-in that ignores SIGINT but not
 // SIGTERM and prints the agent's session header (for Gemini CLI, `--` keeps its arguments from Node).
-const AGENTS: readonly [string, string, (options: Options) => Observable<CliMessage>][] = [
+const AGENTS: readonly [string, { readonly sessionId: string; readonly model?: string }, (options: Options) => Observable<CliMessage>][] = [
   [
     'Codex',
-    'T',
+    { sessionId: 'T' },
     (options) =>
       runCodex({ prompt: 'x', executable: process.execPath, executableArgs: ['-e', sigintDeafScript({ type: 'thread.started', thread_id: 'T' })], killTimeoutMs: 10_000, ...options }),
   ],
   [
     'Gemini CLI',
-    'S',
+    { sessionId: 'S', model: 'm' },
     (options) =>
       runGemini({
         prompt: 'x',
@@ -37,12 +37,12 @@ const AGENTS: readonly [string, string, (options: Options) => Observable<CliMess
   ],
 ];
 
-describe.each(AGENTS)('%s: the interrupt', (_name, sessionId, run) => {
+describe.each(AGENTS)('%s: the interrupt', (_name, header, run) => {
   it('is SIGTERM on unsubscribe: a process that ignores only SIGINT ends in the grace period; nothing after', async () => {
     const { report, seen } = await stopWhenStarted((onStopped) => run({ gracePeriodMs: 20_000, onStopped }));
     expect(report).toMatchObject({ requested: true, cause: 'unsubscribe', exitedGracefully: true, killed: [], confirmed: true });
     expect(isAlive(report.pid ?? -1)).toBe(false);
-    expect(seen).toEqual([expect.objectContaining({ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), sessionId })]);
+    expect(seen).toEqual([{ type: 'session.started', pid: expect.any(Number), processGroup: expect.any(Number), ...header }]);
   });
 
   it("is the caller's when given: with SIGINT the same process must be killed after the grace period", async () => {
