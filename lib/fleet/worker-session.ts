@@ -152,6 +152,8 @@ class Activation implements ActiveSession {
   #serial: Promise<void> = Promise.resolve();
   /** The lease is given back: the end of the agent's session is the sleep's, not written. */
   #sleeping = false;
+  /** The lease is being given back (a release is on its way to Redis). */
+  #releasing = false;
   #draining = false;
   /** Nothing more is written: the activation is over or was fenced. */
   #over = false;
@@ -312,10 +314,15 @@ class Activation implements ActiveSession {
   /** After the agent's session fell asleep: the lease back, unless a command came that it must take. */
   async #release(): Promise<void> {
     if (this.#over || this.#unanswered.size > 0) return;
-    const answer = await this.#host.redis.agentRxSessionRelease(this.#keys.lease, this.#keys.commands, this.#keys.applied, this.#holder, '').catch((error: unknown) => {
-      this.#host.report(error);
-      return 'error';
-    });
+    // While the lease goes back, a beat or a write finds it gone: that is this sleep, not a fence.
+    this.#releasing = true;
+    const answer = await this.#host.redis
+      .agentRxSessionRelease(this.#keys.lease, this.#keys.commands, this.#keys.applied, this.#holder, '')
+      .catch((error: unknown) => {
+        this.#host.report(error);
+        return 'error';
+      });
+    this.#releasing = answer === 'released';
     if (answer === 'released') {
       this.#sleeping = true;
       this.#over = true;
@@ -404,14 +411,14 @@ class Activation implements ActiveSession {
   // Fencing: once the lease may have expired, another activation may start; this one must not run on unseen.
   #renew(): void {
     const { redis, leaseMs, report } = this.#host;
-    if (this.#over) return;
+    if (this.#over || this.#releasing) return;
     if (performance.now() - this.#lastBeat >= leaseMs) {
       void this.#stop('unreachable');
       return;
     }
     redis.agentRxSessionRenew(this.#keys.lease, this.#holder, leaseMs).then((answer) => {
       this.#lastBeat = performance.now();
-      if (answer === 'lost') void this.#stop('fenced');
+      if (answer === 'lost' && !this.#over && !this.#releasing) void this.#stop('fenced');
     }, report);
   }
 
@@ -421,7 +428,7 @@ class Activation implements ActiveSession {
     const { redis, report } = this.#host;
     const keys = this.#keys;
     redis.agentRxSessionAppend(keys.lease, keys.log, keys.open, keys.taken, keys.lastTurn, this.#holder, JSON.stringify(message), SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS).then((id) => {
-      if (id === null) void this.#stop('fenced');
+      if (id === null && !this.#over && !this.#releasing) void this.#stop('fenced');
     }, report);
   }
 

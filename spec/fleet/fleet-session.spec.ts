@@ -357,6 +357,23 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect((await busy.ask('still here')).answer).toContain('User texts in context: 2');
   }, 180_000);
 
+  it('a worker that renews its leases every few milliseconds: each sleep is a sleep (a beat as the lease goes back is no fence)', async () => {
+    const worker = await startWorker('beating', { heartbeatMs: 2 });
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-beating', checkSessionSpec({ agent: 'pi', idleMs: 200 })));
+    const rounds = 4;
+    for (let round = 1; round <= rounds; round += 1) {
+      expect((await chat.ask(`round ${String(round)}`)).answer).toContain(`User texts in context: ${String(round)}`);
+      await until(() => chat.seen.filter(isPassivated).length === round, 30_000, `sleep ${String(round)}`);
+      await until(() => workerLog(worker.child).lines().filter((line) => line.event === 'session.deactivated').length === round, 30_000, `deactivation ${String(round)}`);
+    }
+    const why = workerLog(worker.child)
+      .lines()
+      .filter((line) => line.event === 'session.deactivated')
+      .map((line) => (line as WorkerLine & Readonly<Record<string, unknown>>)['why']);
+    expect(why).toEqual(Array.from({ length: rounds }, () => 'slept'));
+  }, 180_000);
+
   it('Claude Code: a session whose worker was killed wakes on another worker, with another home and folder, and its answer knows the earlier turn', async () => {
     const claudeWorker = async (name: string): Promise<Worker> => {
       const env = createClaudeEnv({ baseUrl: server.baseUrl });
