@@ -53,7 +53,7 @@ const floorRules = [
   },
   {
     // The agent table, above the sources; the entry points below the command line.
-    files: ['lib/agent-table.ts', 'lib/fleet/**/*.ts', 'lib/serve/**/*.ts'],
+    files: ['lib/agent-table.ts', 'lib/fleet/**/*.ts', 'lib/serve/**/*.ts', 'lib/ai-sdk/**/*.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': wall(...above('cli', 'browser'), { ...entries, regex: String.raw`^(\.\./)*(\./)?(index|fleet|browser)\.js$` }) },
   },
   {

@@ -54,6 +54,16 @@ export interface AgentDefinition<Name extends string = string, RunOptions = neve
   dialect(options?: { readonly resuming?: boolean }): Dialect;
   /** Whether a line of stdout is one only this agent prints (its header, mostly): how a recording's agent is told. */
   recognizesOutput(line: string): boolean;
+  /**
+   * The options of a run that resumes the agent's session `sessionId` (a `session.started` id of an
+   * earlier run): `session: { resume }`, pi's `session: { id }`. Absent: its runs cannot resume one.
+   */
+  resumeRun?(options: RunOptions, sessionId: string): RunOptions;
+  /**
+   * The options of a run whose system prompt has `text` appended, where its CLI takes such text
+   * (pi's `appendSystemPrompt`). Absent: a caller that has system text puts it in the prompt.
+   */
+  appendSystemPrompt?(options: RunOptions, text: string): RunOptions;
   /** Its own flags on the command line (`agent-rx run`, `chat`, `acp`, `worker`), besides the ones every agent takes. */
   readonly flags: readonly AgentFlag[];
   /** What its runs and sessions need made before they start (`Setup` from the invocation). */

@@ -10,7 +10,7 @@ import ts from 'typescript';
 // sees every export of `agent-rx` and `agent-rx/fleet`, the usual rxjs names, and PRELUDE.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY_POINTS = { 'agent-rx': 'lib/index.ts', 'agent-rx/browser': 'lib/browser.ts', 'agent-rx/fleet': 'lib/fleet.ts', 'agent-rx/dialects': 'lib/dialects.ts', 'agent-rx/otel': 'lib/otel.ts' };
+const ENTRY_POINTS = { 'agent-rx': 'lib/index.ts', 'agent-rx/browser': 'lib/browser.ts', 'agent-rx/fleet': 'lib/fleet.ts', 'agent-rx/dialects': 'lib/dialects.ts', 'agent-rx/otel': 'lib/otel.ts', 'agent-rx/ai-sdk': 'lib/ai-sdk.ts' };
 const START_PAGE = 'docs/start-here.md';
 // Inside the checkout (git-ignored), so that rxjs and the Node typings resolve from node_modules.
 const WORK = join(ROOT, '.artifacts', 'api-examples');

@@ -10,7 +10,7 @@ import { SessionCommandSchema, SessionMessageSchema } from '../../lib/messages.j
 // never a union of their members spelled out in place.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY_POINTS = ['lib/index.ts', 'lib/browser.ts', 'lib/fleet.ts', 'lib/dialects.ts', 'lib/otel.ts'];
+const ENTRY_POINTS = ['lib/index.ts', 'lib/browser.ts', 'lib/fleet.ts', 'lib/dialects.ts', 'lib/otel.ts', 'lib/ai-sdk.ts'];
 
 /** `type: "assistant"`, `agent: "pi"`, …: one member of a message union (or a run spec) written out. */
 function memberPattern(): RegExp {

@@ -43,7 +43,7 @@ describe('README.md', () => {
     writeFileSync(
       join(WORK, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { ...base.compilerOptions, noUnusedLocals: false, paths: { 'agent-rx': lib('index.ts'), 'agent-rx/browser': lib('browser.ts'), 'agent-rx/fleet': lib('fleet.ts'), 'agent-rx/dialects': lib('dialects.ts'), 'agent-rx/otel': lib('otel.ts') } },
+        compilerOptions: { ...base.compilerOptions, noUnusedLocals: false, paths: { 'agent-rx': lib('index.ts'), 'agent-rx/browser': lib('browser.ts'), 'agent-rx/fleet': lib('fleet.ts'), 'agent-rx/dialects': lib('dialects.ts'), 'agent-rx/otel': lib('otel.ts'), 'agent-rx/ai-sdk': lib('ai-sdk.ts') } },
         include: ['*.ts'],
       }),
     );

@@ -12,9 +12,9 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet', 'agent-rx/otel'];
+const ENTRY_POINTS = ['agent-rx', 'agent-rx/browser', 'agent-rx/fleet', 'agent-rx/otel', 'agent-rx/ai-sdk'];
 // What the package itself imports at run time, linked into the consumer from the checkout.
-const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/client', 'bullmq', 'ioredis', '@opentelemetry/api'];
+const RUNTIME_PACKAGES = ['rxjs', 'zod', 'execa', '@agentclientprotocol/sdk', '@modelcontextprotocol/server', '@modelcontextprotocol/client', 'bullmq', 'ioredis', '@opentelemetry/api', 'ai', '@ai-sdk/provider'];
 
 interface Manifest {
   exports: Record<string, string | { types: string; default: string }>;
@@ -56,6 +56,7 @@ beforeAll(async () => {
   mkdirSync(join(consumer, 'node_modules/@agentclientprotocol'), { recursive: true });
   mkdirSync(join(consumer, 'node_modules/@modelcontextprotocol'), { recursive: true });
   mkdirSync(join(consumer, 'node_modules/@opentelemetry'), { recursive: true });
+  mkdirSync(join(consumer, 'node_modules/@ai-sdk'), { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', join(consumer, 'node_modules')]);
   unpacked = join(consumer, 'node_modules/agent-rx');
   renameSync(join(consumer, 'node_modules/package'), unpacked);
@@ -110,7 +111,7 @@ describe('the packed package', () => {
       (error: unknown) => error as { stdout: string; code: number },
     );
     const report = JSON.parse(checked.stdout) as { analysis: { entrypoints: Record<string, unknown>; problems: { kind: string; entrypoint?: string; resolutionKind?: string }[] } };
-    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining(['.', './browser', './fleet', './otel']));
+    expect(Object.keys(report.analysis.entrypoints)).toEqual(expect.arrayContaining(['.', './browser', './fleet', './otel', './ai-sdk']));
     // The package is ESM only: what CommonJS `require` and node10 resolution make of it is not a problem.
     const problems = report.analysis.problems.filter((problem) => !['node10', 'node16-cjs'].includes(problem.resolutionKind ?? ''));
     expect(problems).toEqual([]);
@@ -180,12 +181,12 @@ describe('a consumer of the packed package', () => {
     expect(JSON.parse(stdout)).toEqual([join(realpathSync(unpacked), 'dist/agents/pi/setup/permission-extension'), false, 'function']);
   });
 
-  it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, or agent-rx/otel without @opentelemetry/api, and agent-rx still loads', async () => {
+  it('is told what to install when it imports agent-rx/fleet without bullmq and ioredis, agent-rx/otel without @opentelemetry/api, or agent-rx/ai-sdk without the AI SDK, and agent-rx still loads', async () => {
     const bare = join(work, 'consumer-without-peers');
     mkdirSync(join(bare, 'node_modules/@agentclientprotocol'), { recursive: true });
     mkdirSync(join(bare, 'node_modules/@modelcontextprotocol'), { recursive: true });
     cpSync(unpacked, join(bare, 'node_modules/agent-rx'), { recursive: true });
-    for (const name of RUNTIME_PACKAGES.filter((name) => name !== 'bullmq' && name !== 'ioredis' && name !== '@opentelemetry/api')) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
+    for (const name of RUNTIME_PACKAGES.filter((name) => !['bullmq', 'ioredis', '@opentelemetry/api', 'ai', '@ai-sdk/provider'].includes(name))) symlinkSync(join(ROOT, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
     writeFileSync(join(bare, 'package.json'), JSON.stringify({ name: 'consumer-without-peers', private: true, type: 'module' }));
     const script = join(bare, 'fleet.mjs');
     writeFileSync(
@@ -201,6 +202,9 @@ describe('a consumer of the packed package', () => {
     writeFileSync(script, ["const otel = await import('agent-rx/otel').then(() => 'loaded', (error) => error.message);", 'console.log(JSON.stringify(otel));'].join('\n'));
     const otel = await run(process.execPath, [script], { cwd: bare });
     expect(JSON.parse(otel.stdout)).toBe('agent-rx/otel needs the optional package @opentelemetry/api: npm install @opentelemetry/api (it cannot be found from agent-rx)');
+    writeFileSync(script, ["const sdk = await import('agent-rx/ai-sdk').then(() => 'loaded', (error) => error.message);", 'console.log(JSON.stringify(sdk));'].join('\n'));
+    const sdk = await run(process.execPath, [script], { cwd: bare });
+    expect(JSON.parse(sdk.stdout)).toBe('agent-rx/ai-sdk needs the optional packages ai and @ai-sdk/provider: npm install ai @ai-sdk/provider (@ai-sdk/provider and ai cannot be found from agent-rx)');
   });
 
   it('resolves the types of the three entry points under NodeNext', async () => {

@@ -117,4 +117,5 @@ export const claudeAgent: AgentDefinition<'claude', RunClaudeCodeOptions, Claude
   spending: { reportsCost: true, caps: (budget) => (budget.costUsd !== undefined && (budget.per ?? 'total') === 'total' ? { maxBudgetUsd: budget.costUsd } : {}) },
   telemetry: claudeTelemetry,
   conversation: claudeConversation,
+  resumeRun: (options, sessionId) => ({ ...options, session: { resume: sessionId } }),
 };

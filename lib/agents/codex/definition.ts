@@ -143,4 +143,5 @@ export const codexAgent: AgentDefinition<'codex', RunCodexOptions, CodexSessionO
   mcp: { runs: true, sessions: true },
   telemetry: codexTelemetry,
   conversation: codexConversation,
+  resumeRun: (options, sessionId) => ({ ...options, session: { resume: sessionId } }),
 };

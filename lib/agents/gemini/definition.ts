@@ -137,4 +137,5 @@ export const geminiAgent: AgentDefinition<'gemini', RunGeminiOptions, GeminiSess
     overlay: (setup) => (setup.noRetries || setup.mcpServers !== undefined ? geminiSettingsOverlay(setup) : undefined),
     messages: (setup, env) => (setup.resumed ? removingResumeLeftovers(() => geminiHome(env)) : undefined),
   },
+  resumeRun: (options, sessionId) => ({ ...options, session: { resume: sessionId } }),
 };

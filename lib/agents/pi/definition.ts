@@ -105,4 +105,6 @@ export const piAgent: AgentDefinition<'pi', RunPiOptions, PiSessionOptions, PiSe
   setup: { overlay: piRunOverlay },
   mcp: { runs: true, sessions: true },
   conversation: piConversation,
+  resumeRun: (options, sessionId) => ({ ...options, session: { id: sessionId } }),
+  appendSystemPrompt: (options, text) => ({ ...options, appendSystemPrompt: options.appendSystemPrompt === undefined ? text : `${options.appendSystemPrompt}\n\n${text}` }),
 };

@@ -124,4 +124,5 @@ export const qwenAgent: AgentDefinition<'qwen', RunQwenOptions, QwenSessionOptio
     overlay: (setup) => qwenSettingsOverlay(setup),
   },
   conversation: qwenConversation,
+  resumeRun: (options, sessionId) => ({ ...options, session: { resume: sessionId } }),
 };
