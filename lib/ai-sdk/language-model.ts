@@ -41,9 +41,10 @@ const UNSUPPORTED_SETTINGS = ['maxOutputTokens', 'temperature', 'stopSequences',
  * - The agent's text, its thinking (as reasoning), and its own tool calls and their results (as
  *   provider-executed, dynamic tools) come out as the SDK's parts; usage, the finish reason and the
  *   agent's session id (`providerMetadata.agentRx.sessionId`) come with the finish.
- * - A call whose earlier assistant messages carry that metadata (the SDK keeps it in
- *   `response.messages`, and `convertToModelMessages` in UI messages) resumes that session and sends
- *   the new user turn only; without it, the conversation so far is sent as text, with a warning.
+ * - A call whose earlier assistant messages carry that metadata (the SDK keeps it on the parts of
+ *   `response.messages`), or whose `providerOptions.agentRx.sessionId` names a session, resumes
+ *   that session and sends the new user turn only; without it, the conversation so far is sent as
+ *   text, with a warning.
  * - `abortSignal` is the run's stop sequence: the agent and its tools are stopped, by process tree.
  * - A failed run is an `APICallError` (its `isRetryable` is `isRetryableFailure`'s verdict, so the
  *   SDK's `maxRetries` retries what a retry can mend): thrown by `doGenerate`, and by `doStream`

@@ -95,7 +95,7 @@ describe.each(['pi', 'claude', 'codex'] as const)('agentRx(%s) in the AI SDK', (
 });
 
 describe('agentRx(pi): conversations, stops and failures', () => {
-  it('a call with the earlier answer’s response messages resumes its session and sends the new turn only', async () => {
+  it('a call with the earlier answer’s response messages, or naming its session, resumes that session and sends the new turn only', async () => {
     const model = agentRx('pi', { executable: PI.command, executableArgs: PI.args, provider: OPENAI_PROVIDER, model: 'recall', cwd: pi.cwd, env: { ...pi.env, ...TAG.env } });
     const first: ModelMessage[] = [{ role: 'user', content: 'first question' }];
     const one = await generateText({ model, messages: first });
@@ -104,6 +104,9 @@ describe('agentRx(pi): conversations, stops and failures', () => {
     expect(two.text).toContain('User texts in context: 2 ("first question" | "second question")');
     expect(two.finalStep.response.id).toBe(one.finalStep.response.id);
     expect(two.warnings).toEqual([]);
+    // Or named by the call itself: its prompt is the new turn.
+    const three = await generateText({ model, prompt: 'third question', providerOptions: { agentRx: { sessionId: one.finalStep.response.id } } });
+    expect(three.text).toContain('User texts in context: 3 ("first question" | "second question" | "third question")');
   }, 120_000);
 
   it('earlier turns that name no session go as text in one prompt, with a warning saying so', async () => {
