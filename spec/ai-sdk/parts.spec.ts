@@ -4,24 +4,13 @@ import { readUIMessageStream, type UIMessage } from 'ai';
 import { from, lastValueFrom, Observable, Subject, toArray } from 'rxjs';
 import { chatRequestTurn, modelParts, toUIMessageChunks, uiMessageStream, type ModelPartsContext } from '../../lib/ai-sdk.js';
 import type { CliMessage, SessionMessage, TerminalFailed } from '../../lib/index.js';
-import { scheduler } from '../helpers/items.js';
+import { scheduler, terminalFailed } from '../helpers/items.js';
 
 // The two pure mappings of agent-rx/ai-sdk: a run's messages as a language model's stream parts,
 // and as UI message chunks; and the reading of a chat request's messages.
 
 const usage = { inputTokens: 100, outputTokens: 7, cacheReadTokens: 20, cacheWriteTokens: 5, totalTokens: 132 };
-const failed: TerminalFailed = {
-  type: 'terminal.failed',
-  reason: 'agent-error',
-  message: 'pi reported an error: 429 slow down',
-  exitCode: 0,
-  signal: null,
-  stderr: '',
-  stderrTruncatedBytes: 0,
-  invalidOutputLines: [],
-  invalidOutputLinesOmitted: 0,
-  httpStatus: 429,
-};
+const failed: TerminalFailed = terminalFailed({ message: 'pi reported an error: 429 slow down', httpStatus: 429 });
 const m = {
   s: { type: 'session.started', sessionId: 's1', pid: 4242 },
   a: { type: 'assistant', text: 'Hel' },
