@@ -11,28 +11,35 @@ import { CODEX_FAKE_PROVIDER, createCodexEnv, type CodexEnv } from '../conforman
 import { executableOptions } from '../conformance/cli-under-test.js';
 import { expectedText, FAKE_INPUT_TOKENS, JSON_OK_VALUE, scenarioMarker, startFakeModelServer, type FakeModelServer } from '../conformance/fake-model-server.js';
 import { createPiEnv, OPENAI_PROVIDER, piCommand, type PiEnv } from '../conformance/pi-env.js';
+import { createGeminiEnv, geminiCommand, type GeminiEnv } from '../conformance/gemini-env.js';
+import { createQwenEnv, type QwenEnv } from '../conformance/qwen-env.js';
 
 // Every agent as an AI SDK language model, through the SDK's own functions (streamText,
-// generateText, typed output), with the real pi, Claude Code and Codex CLIs against the fake model
-// server on 127.0.0.1. A scenario marker in the prompt picks what the fake model answers.
+// generateText, typed output), with the real pi, Claude Code, Codex, Gemini CLI and Qwen Code
+// against the fake model server on 127.0.0.1. A scenario marker in the prompt picks what the fake model answers.
 
 // The SDK's own warnings are checked in the results, not printed.
 (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
 const PI = piCommand();
 const CLAUDE = claudeExecutable();
+const GEMINI = geminiCommand();
 const TAG = createProcessTag('AGENT_RX_AI_SDK');
 
 let server: FakeModelServer;
 let pi: PiEnv;
 let claude: ClaudeEnv;
 let codex: CodexEnv;
+let gemini: GeminiEnv;
+let qwen: QwenEnv;
 
 beforeAll(async () => {
   server = await startFakeModelServer();
   pi = await createPiEnv({ baseUrl: server.baseUrl });
   claude = createClaudeEnv({ baseUrl: server.baseUrl });
   codex = createCodexEnv({ baseUrl: server.baseUrl });
+  gemini = createGeminiEnv({ baseUrl: server.baseUrl });
+  qwen = createQwenEnv({ baseUrl: server.openaiBaseUrl });
 });
 
 afterAll(async () => {
@@ -41,6 +48,8 @@ afterAll(async () => {
   await pi.cleanup();
   await claude.cleanup();
   await codex.cleanup();
+  await gemini.cleanup();
+  await qwen.cleanup();
 });
 
 const models = {
@@ -53,11 +62,14 @@ const models = {
       env: { ...codex.env, ...TAG.env },
       config: { [`model_providers.${CODEX_FAKE_PROVIDER}.base_url`]: server.responsesBaseUrl('text') },
     }),
+  gemini: () =>
+    agentRx('gemini', { executable: GEMINI.command, executableArgs: GEMINI.args, cwd: gemini.cwd, env: { ...gemini.env, GOOGLE_GEMINI_BASE_URL: gemini.baseUrlFor('text'), ...TAG.env }, approvalMode: 'yolo' }),
+  qwen: () => agentRx('qwen', { ...executableOptions('qwen'), model: 'text', cwd: qwen.cwd, env: { ...qwen.env, ...TAG.env }, approvalMode: 'yolo' }),
 } as const;
 
 const say = (scenario: string, text = 'please'): string => `${scenarioMarker(scenario)} ${text}`;
 
-describe.each(['pi', 'claude', 'codex'] as const)('agentRx(%s) in the AI SDK', (agent) => {
+describe.each(['pi', 'claude', 'codex', 'gemini', 'qwen'] as const)('agentRx(%s) in the AI SDK', (agent) => {
   it('streamText: the answer as text parts, the agent’s own tool call and its result as a provider-executed dynamic tool, usage and the session id', async () => {
     const result = streamText({ model: models[agent](), prompt: say('bash_tool') });
     const parts = [];
