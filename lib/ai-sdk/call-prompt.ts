@@ -1,3 +1,4 @@
+import type { AgentDefinition } from '../agents/definition.js';
 import type { LanguageModelV4FilePart, LanguageModelV4Message, LanguageModelV4Prompt, SharedV4ProviderOptions, SharedV4Warning } from '@ai-sdk/provider';
 import { IMAGE_MIME_TYPES, type ImageMimeType, type PromptPart } from '../messages.js';
 import { PROVIDER_KEY } from './model-parts.js';
@@ -17,6 +18,33 @@ export interface CallPrompt {
   /** How the earlier turns reach the agent: none came, its session is resumed (turns it does not hold are sent as text too), or they are all sent as text. */
   readonly history: 'none' | 'resumed' | 'text';
   readonly warnings: readonly SharedV4Warning[];
+}
+
+/**
+ * A turn's run options for an agent, from its definition: its system text appended to the agent's
+ * system prompt where the CLI takes one (else at the head of the prompt, with a warning), and its
+ * session resumed (`resumeRun`; an agent whose runs cannot resume one is refused).
+ */
+export function turnRun(
+  definition: AgentDefinition<string, Readonly<Record<string, unknown>>, Readonly<Record<string, unknown>>, unknown>,
+  options: Readonly<Record<string, unknown>>,
+  read: Pick<CallPrompt, 'prompt' | 'system' | 'sessionId'>,
+): { readonly options: Readonly<Record<string, unknown>>; readonly prompt: string | readonly (string | PromptPart)[]; readonly warnings: readonly SharedV4Warning[] } {
+  let runOptions = options;
+  let prompt = read.prompt;
+  const warnings: SharedV4Warning[] = [];
+  if (read.system !== undefined) {
+    if (definition.appendSystemPrompt !== undefined) runOptions = definition.appendSystemPrompt(runOptions, read.system);
+    else {
+      prompt = [`${read.system}\n\n`, ...prompt];
+      warnings.push({ type: 'compatibility', feature: 'system', details: `the ${definition.displayName} CLI takes no system prompt of the caller: the system text was sent at the head of the prompt` });
+    }
+  }
+  if (read.sessionId !== undefined) {
+    if (definition.resumeRun === undefined) throw new UnsupportedFunctionalityError({ functionality: `resuming a ${definition.displayName} session in a run` });
+    runOptions = definition.resumeRun(runOptions, read.sessionId);
+  }
+  return { options: runOptions, prompt: prompt.length === 1 && typeof prompt[0] === 'string' ? prompt[0] : prompt, warnings };
 }
 
 /** The agent session an answer of this provider came from, in its provider options (`agentRx.sessionId`). */

@@ -4,7 +4,7 @@ import type { Observable } from 'rxjs';
 import { agentByName, AGENTS, isAgentName, type AgentName } from '../agent-table.js';
 import type { CliMessage, PromptPart } from '../messages.js';
 import { runAgent } from '../sources/run-agent.js';
-import { callPrompt } from './call-prompt.js';
+import { callPrompt, turnRun } from './call-prompt.js';
 import type { AgentRxModelOptions } from './language-model.js';
 import { PROVIDER_KEY } from './model-parts.js';
 
@@ -72,18 +72,9 @@ export function chatRequestTurn(messages: readonly UIMessage[]): ChatTurn {
 export function chatRun<N extends AgentName>(agent: N, options: AgentRxModelOptions<N>, messages: readonly UIMessage[]): Observable<CliMessage> {
   if (typeof agent !== 'string' || !isAgentName(agent)) throw new TypeError(`agent-rx: chatRun() takes an agent's name (${Object.keys(AGENTS).join(', ')}), not ${JSON.stringify(agent)}`);
   const turn = chatRequestTurn(messages);
-  const definition = agentByName(agent);
-  let runOptions: Readonly<Record<string, unknown>> = options;
-  let prompt = turn.prompt;
-  if (turn.system !== undefined) {
-    if (definition.appendSystemPrompt !== undefined) runOptions = definition.appendSystemPrompt(runOptions, turn.system);
-    else prompt = [`${turn.system}\n\n`, ...(typeof prompt === 'string' ? [prompt] : prompt)];
-  }
-  if (turn.sessionId !== undefined) {
-    if (definition.resumeRun === undefined) throw new TypeError(`agent-rx: a ${definition.displayName} run cannot resume a session`);
-    runOptions = definition.resumeRun(runOptions, turn.sessionId);
-  }
-  return runAgent(definition, { ...runOptions, prompt });
+  const { prompt } = turn;
+  const run = turnRun(agentByName(agent), options, { ...turn, prompt: typeof prompt === 'string' ? [prompt] : prompt });
+  return runAgent(agentByName(agent), { ...run.options, prompt: run.prompt });
 }
 
 interface LooseUIPart {

@@ -14,8 +14,9 @@ import { Subscription, type Observable } from 'rxjs';
 import { agentByName, AGENTS, isAgentName, type AgentName, type AgentRunOptions } from '../agent-table.js';
 import type { CliMessage } from '../messages.js';
 import { runAgent } from '../sources/run-agent.js';
-import { callPrompt } from './call-prompt.js';
+import { callPrompt, turnRun } from './call-prompt.js';
 import { modelParts, modelUsage, PROVIDER_KEY, type ModelPartsContext } from './model-parts.js';
+import { asError } from '../fleet/on-error.js';
 import { UnsupportedFunctionalityError } from './peers.js';
 
 /** A model's options: the agent's run options, without what each call gives (`prompt`, `outputSchema`). */
@@ -105,24 +106,12 @@ class AgentRxLanguageModel implements LanguageModelV4 {
     const read = callPrompt(call.prompt, asked.sessionId);
     warnings.push(...read.warnings);
     const definition = agentByName(this.#agent);
-    let options: Readonly<Record<string, unknown>> = { ...this.#options, ...(asked.options as Readonly<Record<string, unknown>> | undefined) };
-    let prompt = read.prompt;
-    if (read.system !== undefined) {
-      if (definition.appendSystemPrompt !== undefined) options = definition.appendSystemPrompt(options, read.system);
-      else {
-        prompt = [`${read.system}\n\n`, ...prompt];
-        warnings.push({ type: 'compatibility', feature: 'system', details: `the ${definition.displayName} CLI takes no system prompt of the caller: the system text was sent at the head of the prompt` });
-      }
-    }
-    if (read.sessionId !== undefined) {
-      if (definition.resumeRun === undefined) throw new UnsupportedFunctionalityError({ functionality: `resuming a ${definition.displayName} session in a run` });
-      options = definition.resumeRun(options, read.sessionId);
-    }
+    const turn = turnRun(definition, { ...this.#options, ...(asked.options as Readonly<Record<string, unknown>> | undefined) }, read);
+    warnings.push(...turn.warnings);
     const format = call.responseFormat;
     const json = format?.type === 'json';
-    const runPrompt = prompt.length === 1 && typeof prompt[0] === 'string' ? prompt[0] : prompt;
-    const run$ = runAgent(definition, { ...options, prompt: runPrompt, ...(format?.type === 'json' ? { outputSchema: format.schema ?? {} } : {}) });
-    const promptText = prompt.map((part) => (typeof part === 'string' ? part : `[${part.type}]`)).join('');
+    const run$ = runAgent(definition, { ...turn.options, prompt: turn.prompt, ...(format?.type === 'json' ? { outputSchema: format.schema ?? {} } : {}) });
+    const promptText = typeof turn.prompt === 'string' ? turn.prompt : turn.prompt.map((part) => (typeof part === 'string' ? part : `[${part.type}]`)).join('');
     return {
       run$,
       context: { agent: this.#agent, modelId: this.modelId, warnings, prompt: promptText, json, raw: call.includeRawChunks === true },
@@ -236,10 +225,7 @@ function abortReason(signal: AbortSignal): Error {
   return reason instanceof Error ? reason : new DOMException(typeof reason === 'string' ? reason : 'This operation was aborted', 'AbortError');
 }
 
-/** An error as it came when it is one (an `APICallError` keeps its identity for the SDK's checks). */
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}
+
 
 /** A whole call's content, from its parts. */
 class GeneratedResult {
