@@ -132,7 +132,9 @@ export interface RunDispatcher {
    * is saved). Turns are numbered on across activations. When Redis loses the session's state
    * (restarted without its data), its running turn ends `lost` and its other commands are dropped
    * (`session-ended`), an `agent.warning` says so, and the next prompt starts the conversation
-   * again.
+   * again. A command Redis did not take (it was away) is sent again until it does (once: an
+   * attempt whose answer was lost is not appended twice); after `lostAfterMs` without Redis the
+   * attachment ends `lost`.
    *
    * Several callers may attach to one session id: each reads the session's messages from the
    * moment it subscribes. Completing the commands ends the attachment once each is answered (a

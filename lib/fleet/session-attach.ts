@@ -123,25 +123,36 @@ export function attachSession(caller: SessionCaller, sessionId: string, spec: Se
           kinds.set(id, type === 'prompt' || type === 'follow-up' || type === 'steer' || type === 'abort' || type === 'permission' ? type : 'invalid');
         }
         sending = sending.then(async () => {
+          const now = await append(withId, typeof id === 'string' ? id : randomUUID());
+          if (now === undefined) return;
+          if (typeof id === 'string' && waiting.has(id)) sentIn.set(id, now);
+          sawEpoch(now);
+          await activate(caller, keys, sessionId, checked, traceContextOf(scope?.env, 'env')).catch(caller.report);
+        });
+      };
+
+      /**
+       * Appends a command to the session's command stream, again every 250 ms while Redis fails
+       * (an attempt whose answer was lost is not appended twice): the session's epoch then, or
+       * `undefined` once the attachment is over (it ends `lost` when Redis took nothing for
+       * `lostAfterMs`). A command that never reached Redis would otherwise wait for an answer forever.
+       */
+      const append = async (command: unknown, key: string): Promise<string | undefined> => {
+        let failingSince: number | undefined;
+        for (let again = false; !isOver(); again = true) {
           try {
-            const results = await caller.redis
-              .multi()
-              .xadd(keys.commands, 'MAXLEN', '~', SESSION_MAX_ENTRIES, '*', 'c', JSON.stringify(withId))
-              .expire(keys.commands, SESSION_TTL_SECONDS)
-              .set(keys.epoch, randomUUID(), 'EX', SESSION_TTL_SECONDS, 'NX')
-              .expire(keys.epoch, SESSION_TTL_SECONDS)
-              .get(keys.epoch)
-              .exec();
-            const now = results?.[4]?.[1];
-            if (typeof now === 'string') {
-              if (typeof id === 'string' && waiting.has(id)) sentIn.set(id, now);
-              sawEpoch(now);
-            }
-            await activate(caller, keys, sessionId, checked, traceContextOf(scope?.env, 'env'));
+            return await caller.redis.agentRxSessionSend(keys.commands, keys.epoch, JSON.stringify(command), key, again ? '1' : '', SESSION_MAX_ENTRIES, SESSION_TTL_SECONDS, randomUUID());
           } catch (error) {
             caller.report(error);
+            failingSince ??= performance.now();
+            if (performance.now() - failingSince >= caller.lostAfterMs) {
+              end(fleetFailure('lost', `Redis took no command for ${String(caller.lostAfterMs)} ms: this reader of the session ${sessionId} stopped`));
+              return undefined;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 250));
           }
-        });
+        }
+        return undefined;
       };
 
       /**

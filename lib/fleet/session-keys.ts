@@ -8,7 +8,7 @@ import type { Redis } from './peers.js';
 export interface SessionKeys {
   /** The session's messages, in order (a Redis Stream, entries `m`): what every attachment and `followSession` reads. */
   readonly log: string;
-  /** The commands sent to it (a Redis Stream, entries `c`), in order. */
+  /** The commands sent to it (a Redis Stream, entries `c`, each with its key `k`), in order. */
   readonly commands: string;
   /** The id of the last command entry an activation took (each is taken once). */
   readonly applied: string;
@@ -62,6 +62,29 @@ export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_MAX_ENTRIES = 100_000;
 
 // Every script refreshes the TTL of what it writes: a session lives a week after its last activity.
+
+/**
+ * A caller sends a command (KEYS: commands, epoch; ARGV: command JSON, its key, `1` when an
+ * earlier attempt may have appended it already, max entries, key TTL s, a new epoch): appended
+ * with its key (`k`) unless `1` and one of the last entries has that key (an attempt whose answer
+ * was lost is not appended twice); the epoch set when there is none. Answers the epoch.
+ */
+const SEND = `
+local found = false
+if ARGV[3] == '1' then
+  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 64)) do
+    local fields = entry[2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'k' and fields[i + 1] == ARGV[2] then found = true end
+    end
+  end
+end
+if not found then redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[4], '*', 'c', ARGV[1], 'k', ARGV[2]) end
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('SET', KEYS[2], ARGV[6], 'EX', ARGV[5], 'NX')
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+return redis.call('GET', KEYS[2])
+`;
 
 /**
  * Whether an activation must be put on the queue (KEYS: lease, activating, commands, applied;
@@ -189,6 +212,7 @@ return 1
 
 /** A Redis client with the fleet session's scripts. */
 export interface SessionRedis extends Redis {
+  agentRxSessionSend(commands: string, epoch: string, command: string, key: string, again: '1' | '', maxEntries: number, ttl: number, newEpoch: string): Promise<string>;
   agentRxSessionEnsure(lease: string, activating: string, commands: string, applied: string, markerMs: number): Promise<number>;
   agentRxSessionAcquire(lease: string, fence: string, activating: string, worker: string, leaseMs: number, ttl: number): Promise<number | null>;
   agentRxSessionRenew(lease: string, holder: string, leaseMs: number): Promise<string>;
@@ -201,6 +225,7 @@ export interface SessionRedis extends Redis {
 
 /** Defines the session scripts on a client. */
 export function defineSessionScripts(client: Redis): void {
+  client.defineCommand('agentRxSessionSend', { numberOfKeys: 2, lua: SEND });
   client.defineCommand('agentRxSessionEnsure', { numberOfKeys: 4, lua: ENSURE });
   client.defineCommand('agentRxSessionAcquire', { numberOfKeys: 3, lua: ACQUIRE });
   client.defineCommand('agentRxSessionRenew', { numberOfKeys: 1, lua: RENEW });

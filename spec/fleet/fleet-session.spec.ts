@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { filter, firstValueFrom, lastValueFrom, ReplaySubject, Subject, take, timeout, toArray, type Observable } from 'rxjs';
 import { checkSessionSpec, createRunDispatcher, SESSION_ENV, sessionKeys, type RunDispatcher, type SessionEntry } from '../../lib/fleet.js';
+import { defineSessionScripts, type SessionRedis } from '../../lib/fleet/session-keys.js';
 import { budget, type SessionCommand, type SessionMessage } from '../../lib/index.js';
 import { traceSession } from '../../lib/otel.js';
 import { memoryTracing, traceparentOf } from '../otel/helpers.js';
@@ -439,6 +440,44 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toEqual([all.at(-1)]);
     expect(all.at(-1)).toMatchObject({ type: 'terminal.completed' });
   }, 180_000);
+
+  it('a prompt sent while Redis is down goes once Redis is back (here without its data): answered once, in the conversation that starts again', async () => {
+    await startWorker('down-a');
+    const fleet = dispatcher();
+    const chat = new Attachment(fleet.session('chat-down', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    expect((await chat.ask('before Redis went down')).answer).toContain('User texts in context: 1');
+    await redis.kill();
+    chat.commands.next({ type: 'prompt', text: 'while Redis is down', id: 'down' });
+    // Longer than a command's one reconnection attempt: its first send fails.
+    await delay(1500);
+    await redis.restart();
+    const ended = await chat.next((message): message is Extract<SessionMessage, { type: 'turn.completed' | 'turn.failed' | 'input.dropped' }> =>
+      (message.type === 'turn.completed' && chat.seen.some((seen) => seen.type === 'turn.started' && seen.commandId === 'down')) || (message.type === 'input.dropped' && message.commandId === 'down'),
+    );
+    expect(ended.type).toBe('turn.completed');
+    const answer = chat.seen.slice(chat.seen.findIndex((message) => message.type === 'turn.started' && message.commandId === 'down')).filter((message): message is Extract<SessionMessage, { type: 'assistant' }> => message.type === 'assistant').map((message) => message.text).join('');
+    expect(answer).toContain('User texts in context: 1 ("while Redis is down")');
+    expect(chat.seen.filter((message) => message.type === 'agent.warning')).toEqual([expect.objectContaining({ message: expect.stringContaining('its conversation starts again') })]);
+    chat.commands.complete();
+    const all = await lastValueFrom(chat.messages.pipe(toArray(), timeout(60_000)));
+    expect(answersOf(all, 'down')).toBe(1);
+    expect(all.at(-1)).toMatchObject({ type: 'terminal.completed' });
+  }, 180_000);
+
+  it('sending a command again after a failed attempt appends it once: an attempt whose answer was lost may have appended it', async () => {
+    const client = redis.client();
+    defineSessionScripts(client);
+    const keys = sessionKeys('agentrx-send', 'once');
+    const send = (key: string, again: '1' | ''): Promise<string> => (client as unknown as SessionRedis).agentRxSessionSend(keys.commands, keys.epoch, JSON.stringify({ type: 'prompt', text: key, id: key }), key, again, 1000, 60, `epoch-of-${key}`);
+    expect(await send('a', '')).toBe('epoch-of-a');
+    expect(await send('a', '1')).toBe('epoch-of-a');
+    expect(await send('b', '1')).toBe('epoch-of-a');
+    // A first attempt never looks: a caller that sends the same command again means it.
+    expect(await send('b', '')).toBe('epoch-of-a');
+    const entries = (await client.xrange(keys.commands, '-', '+')) as [string, string[]][];
+    expect(entries.map(([, fields]) => fields[fields.indexOf('k') + 1])).toEqual(['a', 'b', 'b']);
+    client.disconnect();
+  });
 
   it('a dispatcher with more than ten followers gives no listener-leak warning (in a process of its own: Node prints it on stderr)', async () => {
     const script = [
