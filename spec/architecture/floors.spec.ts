@@ -2,11 +2,14 @@ import { describe, expect, it } from '@jest/globals';
 import { ESLint } from 'eslint';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import tseslint from 'typescript-eslint';
 
 // Each wall of the floors (eslint.config.js) fails on a deliberate violation: the project's own
 // configuration lints a real file of each floor with one import added at its top.
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const eslint = new ESLint({ cwd: root });
+// The walls need no types: without the type-aware rules (and the TypeScript program they build for
+// every text) the project's floors are linted in a fraction of the time.
+const eslint = new ESLint({ cwd: root, overrideConfig: [tseslint.configs.disableTypeChecked, { languageOptions: { parserOptions: { projectService: false } } }] });
 const WALL = '@typescript-eslint/no-restricted-imports';
 
 async function problems(file: string, added: string): Promise<string[]> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Observable } from 'rxjs';
 import { processLines, runPi, stopAllRuns, type CliMessage, type ProcessItem } from '../../lib/index.js';
 import { fixture, isAlive } from '../helpers/processes.js';
-import { delay, ROOT, startTaggedNode, type ChildExit, type TaggedChild } from '../helpers/tagged-child.js';
+import { delay, ROOT, startTaggedNode, type ChildExit, type TaggedChild, TSX_CACHE_LINK } from '../helpers/tagged-child.js';
 
 // "No process outlives its host, whatever way the host ends" (ARCHITECTURE.md §4), checked from
 // outside: a host child runs the fake tool agent, whose tool sits in its own session; the host
@@ -35,7 +35,7 @@ function startHost(args: readonly string[], env: Readonly<Record<string, string>
 /** Polls until the directory is empty or the deadline passes; what is left. */
 async function leftoversIn(dir: string, deadline: number): Promise<string[]> {
   for (;;) {
-    const left = readdirSync(dir);
+    const left = readdirSync(dir).filter((entry) => entry !== TSX_CACHE_LINK);
     if (left.length === 0 || performance.now() >= deadline) return left;
     await delay(50);
   }
