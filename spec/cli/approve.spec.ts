@@ -12,6 +12,7 @@ import { scenarioMarker } from '../conformance/fake-model-server.js';
 import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * `--approve` on the command line, against the real pi and the fake model server on 127.0.0.1:
@@ -20,7 +21,7 @@ import { createProcessTag, describeProcesses } from '../helpers/tagged-processes
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 const PI = join(ROOT, 'node_modules/.bin/pi');
 const TOUCHED = 'touched-by-agent.txt';
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-approve-'));

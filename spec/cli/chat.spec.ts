@@ -15,6 +15,7 @@ import { OPENAI_PROVIDER } from '../conformance/pi-env.js';
 import { piWorld } from '../conformance/pi-world.js';
 import { isAlive } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses, type ProcessTag } from '../helpers/tagged-processes.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * `agent-rx chat` against the real pi (`pi --mode rpc`) and the fake model server on 127.0.0.1:
@@ -22,7 +23,7 @@ import { createProcessTag, describeProcesses, type ProcessTag } from '../helpers
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 const PI = join(ROOT, 'node_modules/.bin/pi');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-chat-'));
 /** How long the screen or the processes may take to show what is awaited. */

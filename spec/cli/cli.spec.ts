@@ -20,10 +20,11 @@ import { exit } from '../helpers/items.js';
 import { fixture, isAlive } from '../helpers/processes.js';
 import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { createProcessTag } from '../helpers/tagged-processes.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
-const CLI = ['--import', 'tsx', CLI_MAIN];
+const CLI_MAIN = await builtCli();
+const CLI = [CLI_MAIN];
 const REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-replay.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-cli-'));
 

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AcpBridge } from '../conformance/acp-bridge.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * `--executable` on what cannot be started, through the real `agent-rx run`, `chat` and `acp`
@@ -15,7 +16,7 @@ import { AcpBridge } from '../conformance/acp-bridge.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 const REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-replay.mjs');
 const RPC_REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-rpc-replay.mjs');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-executable-'));

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { inFlagWords } from '../../lib/cli/flag-words.js';
 import type { CliMessage, SessionMessage, TerminalFailed, TurnFailed } from '../../lib/index.js';
 import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * The command line speaks in its flags: a failure's message names `--timeout`, `--idle-timeout`,
@@ -11,7 +12,7 @@ import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child
  * interruption. `--json` prints the library's messages unchanged.
  */
 
-const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const CLI_MAIN = await builtCli();
 const REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-replay.mjs');
 const RPC_REPLAY_AGENT = join(ROOT, 'examples/replay-agent/pi-rpc-replay.mjs');
 
@@ -67,7 +68,7 @@ interface CliResult {
 // A command that ends on its own, with `input` on stdin.
 function cli(args: readonly string[], env: Readonly<Record<string, string>>, input = ''): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '', ...env } }, (error, stdout) => {
+    const child = execFile(process.execPath, [CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '', ...env } }, (error, stdout) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout });
     });
     child.stdin?.end(input);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { lastValueFrom, share, toArray } from 'rxjs';
-import { join } from 'node:path';
 import { parseRunArgs } from '../../lib/cli/run-command.js';
 import { exitCodeFor } from '../../lib/cli/stop-signals.js';
 import { CliMessageSchema, type CliMessage } from '../../lib/index.js';
@@ -9,14 +8,15 @@ import { isAlive } from '../helpers/processes.js';
 import { unusedPort } from '../helpers/redis-server.js';
 import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { FLEET_AGENT, agentPids, fleetWorld, gone } from '../fleet/fleet-world.js';
+import { builtCli } from '../helpers/built-cli.js';
 
-const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const CLI_MAIN = await builtCli();
 const world = fleetWorld();
 const pace = { PI_REPLAY_SPEED: '0.2', NO_COLOR: '' };
 
 function cli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...pace } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...pace } }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });

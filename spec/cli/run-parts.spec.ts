@@ -13,11 +13,12 @@ import { piWorld } from '../conformance/pi-world.js';
 import { JSON_OK_VALUE, JSON_TEST_SCHEMA, scenarioMarker, testPng } from '../conformance/scenarios.js';
 import { fixture } from '../helpers/processes.js';
 import { createProcessTag, describeProcesses } from '../helpers/tagged-processes.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /** `agent-rx run --image`, `--file` and `--output-schema`: the flags, and real runs of pi. */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 const PI = join(ROOT, 'node_modules/.bin/pi');
 const scratch = mkdtempSync(join(tmpdir(), 'agent-rx-run-parts-'));
 const png = testPng();

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { join } from 'node:path';
-import { ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 // `agent-rx run --timeout / --idle-timeout` end to end: the limit runs out during a tool call, the
 // run fails with reason timeout, the CLI exits 1, and the agent and its tool are gone.
 
-const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const CLI_MAIN = await builtCli();
 const FAKE_TOOL_AGENT = 'spec/fixtures/fake-agent-tool.mjs';
 
 (process.platform === 'linux' ? describe : describe.skip)('agent-rx run with a time limit (Linux: /proc scan)', () => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { AGENT_NAMES } from '../../lib/agent-table.js';
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parseArgsProblem } from '../../lib/cli/usage.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * What the command prints for `--help` and for a usage error, through real `agent-rx` processes:
@@ -12,7 +12,7 @@ import { parseArgsProblem } from '../../lib/cli/usage.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 
 interface CliResult {
   readonly code: number | null;

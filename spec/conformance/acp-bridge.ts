@@ -1,9 +1,11 @@
 import * as acp from '@agentclientprotocol/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
+import { builtCli } from '../helpers/built-cli.js';
+import { ROOT } from '../helpers/tagged-child.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** `agent-rx` as it ships (built from lib/ when lib/ changed). */
+const BUILT = await builtCli();
 
 /** One line the bridge wrote to the client, with when it came. */
 export interface WireLine {
@@ -37,7 +39,7 @@ export class AcpBridge {
   readonly #stderr: string[] = [];
 
   /** `entry`: how Node starts the command line (default: its sources, through tsx). */
-  constructor(args: readonly string[], env: Readonly<Record<string, string | undefined>>, entry: readonly string[] = ['--import', 'tsx', `${ROOT}lib/cli/main.ts`]) {
+  constructor(args: readonly string[], env: Readonly<Record<string, string | undefined>>, entry: readonly string[] = [BUILT]) {
     this.child = spawn(process.execPath, [...entry, 'acp', ...args], {
       cwd: ROOT,
       env: { ...process.env, ...env },

@@ -13,6 +13,7 @@ import { checkRunSpec } from '../../lib/fleet/run-spec.js';
 import { answerOf } from '../helpers/pi-transcripts.js';
 import { expectedText, startFakeModelServer, type FakeModelServer } from './fake-model-server.js';
 import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 /**
  * `--agent qwen` wherever an agent is chosen by name: the command line's `run`, `chat` and `acp`,
@@ -21,7 +22,7 @@ import { createQwenEnv, qwenCommand, type QwenEnv } from './qwen-env.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts')];
+const CLI = [await builtCli()];
 const REPLAY_SCRIPT = join(ROOT, 'examples/replay-agent/pi-replay.mjs');
 const SLOW = 60_000;
 

@@ -13,13 +13,14 @@ import { isAlive } from '../helpers/processes.js';
 import { startRedis, type RedisServer } from '../helpers/redis-server.js';
 import { delay, ROOT, startTaggedNode, type TaggedChild } from '../helpers/tagged-child.js';
 import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 // Fleet runs whose permission requests cross machines: one worker process running the real pi
 // (its permission extension, over RPC) against the fake model server, whose `touch_tool` scenario
 // makes pi's bash run `touch touched-by-agent.txt` in the worker's folder.
 
 const PI = fileURLToPath(new URL('../../node_modules/.bin/pi', import.meta.url));
-const CLI_MAIN = join(ROOT, 'lib/cli/main.ts');
+const CLI_MAIN = await builtCli();
 const TOUCHED = 'touched-by-agent.txt';
 const WORKER_NAME = 'permission-1';
 const touch = `${scenarioMarker('touch_tool')}touch a file`;
@@ -234,7 +235,7 @@ describe('a fleet run with a preset', () => {
 describe('agent-rx run --fleet --approve', () => {
   const cli = (args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '' } }, (error, stdout, stderr) => {
+      execFile(process.execPath, [CLI_MAIN, ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: '' } }, (error, stdout, stderr) => {
         resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
       });
     });

@@ -19,6 +19,7 @@ import { WORKER_SCRIPT, type WorkerLine, workerLog } from './fleet-world.js';
 import { execFile } from 'node:child_process';
 import { parseChatArgs } from '../../lib/cli/chat-command.js';
 import { ROOT } from '../helpers/tagged-child.js';
+import { builtCli } from '../helpers/built-cli.js';
 
 // Conversations on the fleet: sessions addressed by id whose agent (the real pi, against the fake
 // model server's `recall` scenario, which answers with the user texts in its context) runs on one
@@ -501,9 +502,10 @@ describe('a fleet session (real pi, the recall scenario)', () => {
 
   it('agent-rx chat --fleet --session continues a conversation from another chat process: the second chat’s answer knows the first’s', async () => {
     await startWorker('chat-cli');
+    const cliMain = await builtCli();
     const chat = (line: string): Promise<{ code: number | null; stdout: string; stderr: string }> =>
       new Promise((resolve) => {
-        const child = execFile(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'chat', '--fleet', redis.url, '--session', 'cli-chat', '--no-color'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
+        const child = execFile(process.execPath, [cliMain, 'chat', '--fleet', redis.url, '--session', 'cli-chat', '--no-color'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
           resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
         });
         child.stdin?.end(`${line}\n`);
