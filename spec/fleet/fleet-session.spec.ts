@@ -465,6 +465,22 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     expect(all.at(-1)).toMatchObject({ type: 'terminal.completed' });
   }, 180_000);
 
+  it('a prompt sent while Redis stays away past lostAfterMs: the attachment ends lost, one terminal, last', async () => {
+    const fleet = createRunDispatcher({ connection: redis.url, lostAfterMs: 2000, blockMs: 100 });
+    dispatchers.push(fleet);
+    const chat = new Attachment(fleet.session('chat-away', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
+    await delay(300);
+    await redis.kill();
+    chat.commands.next({ type: 'prompt', text: 'nobody takes this', id: 'away' });
+    try {
+      const all = await lastValueFrom(chat.messages.pipe(toArray(), timeout(30_000)));
+      expect(all.filter((message) => message.type === 'terminal.completed' || message.type === 'terminal.failed')).toEqual([all.at(-1)]);
+      expect(all.at(-1)).toMatchObject({ type: 'terminal.failed', reason: 'lost' });
+    } finally {
+      await redis.restart();
+    }
+  }, 60_000);
+
   it('sending a command again after a failed attempt appends it once: an attempt whose answer was lost may have appended it', async () => {
     const client = redis.client();
     defineSessionScripts(client);

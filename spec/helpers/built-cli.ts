@@ -38,7 +38,10 @@ export async function builtCli(): Promise<string> {
       if (!isFresh()) {
         rmSync(STAMP, { force: true });
         const started = new Date();
-        await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT });
+        await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT }).catch((error: unknown) => {
+          // tsc says what failed on stdout.
+          throw new Error(`the build of lib/ for the command line's specs failed:\n${String((error as { readonly stdout?: unknown }).stdout ?? error)}`);
+        });
         writeFileSync(STAMP, '');
         utimesSync(STAMP, started, started);
       }
