@@ -73,8 +73,9 @@ export function chatRun<N extends AgentName>(agent: N, options: AgentRxModelOpti
   if (typeof agent !== 'string' || !isAgentName(agent)) throw new TypeError(`agent-rx: chatRun() takes an agent's name (${Object.keys(AGENTS).join(', ')}), not ${JSON.stringify(agent)}`);
   const turn = chatRequestTurn(messages);
   const { prompt } = turn;
-  const run = turnRun(agentByName(agent), options, { ...turn, prompt: typeof prompt === 'string' ? [prompt] : prompt });
-  return runAgent(agentByName(agent), { ...run.options, prompt: run.prompt });
+  const definition = agentByName(agent);
+  const run = turnRun(definition, options, { ...turn, prompt: typeof prompt === 'string' ? [prompt] : prompt });
+  return runAgent(definition, { ...run.options, prompt: run.prompt });
 }
 
 interface LooseUIPart {

@@ -16,7 +16,7 @@ import type { CliMessage } from '../messages.js';
 import { runAgent } from '../sources/run-agent.js';
 import { callPrompt, turnRun } from './call-prompt.js';
 import { modelParts, modelUsage, PROVIDER_KEY, type ModelPartsContext } from './model-parts.js';
-import { asError } from '../fleet/on-error.js';
+import { asError } from '../process/error-message.js';
 import { UnsupportedFunctionalityError } from './peers.js';
 
 /** A model's options: the agent's run options, without what each call gives (`prompt`, `outputSchema`). */
@@ -224,8 +224,6 @@ function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new DOMException(typeof reason === 'string' ? reason : 'This operation was aborted', 'AbortError');
 }
-
-
 
 /** A whole call's content, from its parts. */
 class GeneratedResult {

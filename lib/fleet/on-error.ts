@@ -1,6 +1,7 @@
 // A caller's `onError`, called so that nothing it throws can become an uncaught exception: it is
 // called from EventEmitter listeners (ioredis's and BullMQ's `error` events) and from promise
 // handlers, where a throw would crash the host or reject a promise nobody awaits.
+import { asError } from '../process/error-message.js';
 
 /** How a dispatcher or a worker tells its caller what went wrong. It never throws. */
 export type ErrorReport = (error: unknown) => void;
@@ -35,7 +36,3 @@ export function guardOnError(onError: ((error: Error) => void) | undefined, owne
   };
 }
 
-/** Any thrown value as an Error. */
-export function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

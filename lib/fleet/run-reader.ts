@@ -1,4 +1,5 @@
 import { isTerminal, type TerminalFailed } from '../messages.js';
+import { asError } from '../process/error-message.js';
 import type { RunEntry } from './stream-entries.js';
 import { fleetFailure } from './failure.js';
 import type { ErrorReport } from './on-error.js';
@@ -178,7 +179,7 @@ export class RunReader {
   // Redis did not answer for lostAfterMs: every run being read ends, for this caller only (it cannot be written).
   #loseAll(error: unknown): void {
     const { watch, lostAfterMs } = this.#options;
-    const cause = error instanceof Error ? error : new Error(String(error));
+    const cause = asError(error);
     const terminal = watch.everReady
       ? fleetFailure('lost', `the fleet's Redis at ${watch.where} could not be reached for ${String(lostAfterMs)} ms (lostAfterMs): the run's end is unknown (${watch.reason(cause)})`)
       : watch.unreachable(cause);

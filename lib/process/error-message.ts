@@ -6,3 +6,8 @@ export function errorMessage(error: unknown): string {
   }
   return String(error);
 }
+
+/** An error as it came when it is one (an `APICallError`, say, keeps its identity), else one with its text. */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,4 +1,4 @@
-import { errorMessage } from './error-message.js';
+import { asError, errorMessage } from './error-message.js';
 import { nextTurn, Pace } from './pace.js';
 import type { ProcessEntry } from './process-entry.js';
 import { hasProc, procFiles, type ProcFiles } from './proc-files.js';
@@ -57,7 +57,7 @@ export class SharedScan<T> {
     try {
       read = this.#read();
     } catch (error) {
-      read = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      read = Promise.reject(asError(error));
     }
     const done = (): void => {
       this.#running = false;
