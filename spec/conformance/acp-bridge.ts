@@ -38,7 +38,7 @@ export class AcpBridge {
   answerPermission: PermissionAnswerer = (request) => choose(request, 'allow_once');
   readonly #stderr: string[] = [];
 
-  /** `entry`: how Node starts the command line (default: its sources, through tsx). */
+  /** `entry`: how Node starts the command line (default: as it ships, `dist/cli/main.js`). */
   constructor(args: readonly string[], env: Readonly<Record<string, string | undefined>>, entry: readonly string[] = [BUILT]) {
     this.child = spawn(process.execPath, [...entry, 'acp', ...args], {
       cwd: ROOT,

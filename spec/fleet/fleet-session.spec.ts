@@ -444,13 +444,16 @@ describe('a fleet session (real pi, the recall scenario)', () => {
 
   it('a prompt sent while Redis is down goes once Redis is back (here without its data): answered once, in the conversation that starts again', async () => {
     await startWorker('down-a');
-    const fleet = dispatcher();
+    const refused: Error[] = [];
+    const fleet = createRunDispatcher({ connection: redis.url, lostAfterMs: 5000, blockMs: 100, onError: (error) => refused.push(error) });
+    dispatchers.push(fleet);
     const chat = new Attachment(fleet.session('chat-down', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
     expect((await chat.ask('before Redis went down')).answer).toContain('User texts in context: 1');
     await redis.kill();
+    refused.length = 0;
     chat.commands.next({ type: 'prompt', text: 'while Redis is down', id: 'down' });
-    // Longer than a command's one reconnection attempt: its first send fails.
-    await delay(1500);
+    // The client gives up on what it was asked while Redis is away (the prompt's send among it) after one reconnection attempt.
+    await until(() => refused.some((error) => error.name === 'MaxRetriesPerRequestError'), 30_000, 'the first send refused');
     await redis.restart();
     const ended = await chat.next((message): message is Extract<SessionMessage, { type: 'turn.completed' | 'turn.failed' | 'input.dropped' }> =>
       (message.type === 'turn.completed' && chat.seen.some((seen) => seen.type === 'turn.started' && seen.commandId === 'down')) || (message.type === 'input.dropped' && message.commandId === 'down'),
@@ -469,7 +472,6 @@ describe('a fleet session (real pi, the recall scenario)', () => {
     const fleet = createRunDispatcher({ connection: redis.url, lostAfterMs: 2000, blockMs: 100 });
     dispatchers.push(fleet);
     const chat = new Attachment(fleet.session('chat-away', checkSessionSpec({ agent: 'pi', idleMs: 60_000 })));
-    await delay(300);
     await redis.kill();
     chat.commands.next({ type: 'prompt', text: 'nobody takes this', id: 'away' });
     try {
